@@ -1,0 +1,86 @@
+"""The ``parabit`` command. Entry points in ``jobs/`` call these functions, so both spellings behave the same."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+
+from parabit.config import load_config
+from parabit.evaluation.config import EvaluationConfig
+from parabit.evaluation.metrics import Encode
+from parabit.text.tokenize import TOKENIZERS, Tokenizer
+
+BASELINE_ENCODERS = ("glove-mean",)
+
+
+def _encoder_for(args: argparse.Namespace) -> tuple[Encode, dict]:
+    if args.model_uri:
+        from parabit.export.pyfunc import load_encoder
+
+        return load_encoder(args.model_uri), {"model_uri": args.model_uri}
+    from parabit.baselines import MeanWordVectors
+
+    tokenizer = Tokenizer(args.tokenizer, lowercase=not args.keep_case)
+    return MeanWordVectors.glove(tokenizer).encode, {"encoder": args.encoder, "tokenizer": tokenizer.to_dict()}
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    """Score an encoder on STS 2012–2016, SICK and MSRP; print the table and log it to MLflow."""
+    parser = argparse.ArgumentParser(prog="parabit evaluate", description=evaluate_main.__doc__)
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--encoder", choices=BASELINE_ENCODERS, default="glove-mean",
+                        help="a built-in baseline encoder (default: glove-mean, the mean of GloVe 6B 50d vectors)")
+    source.add_argument("--model-uri", help="an MLflow pyfunc embedding model, e.g. models:/parabit-encoder/1")
+    parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="regexp", help="for baseline encoders")
+    parser.add_argument("--keep-case", action="store_true", help="do not lower-case (baseline encoders)")
+    parser.add_argument("--config", help="YAML file with EvaluationConfig fields (sts_years, sick, msrp)")
+    parser.add_argument("--experiment", default="parabit-evaluation", help="MLflow experiment name")
+    parser.add_argument("--run-name", default=None, help="MLflow run name")
+    parser.add_argument("--no-mlflow", action="store_true", help="print the table only; log nothing")
+    args = parser.parse_args(argv)
+
+    from parabit.evaluation import EvaluationSuite
+
+    config = load_config(EvaluationConfig, args.config) if args.config else EvaluationConfig()
+    started = time.perf_counter()
+    encode, description = _encoder_for(args)
+    report = EvaluationSuite.standard(config)(encode)
+    elapsed = time.perf_counter() - started
+    print(report.table())
+    print(f"\nevaluated in {elapsed:.1f} s")
+    if args.no_mlflow:
+        return 0
+
+    from parabit.config import to_dict
+    from parabit.tracking import RunTracker
+    from parabit.tracking.evaluation import log_report
+
+    run_name = args.run_name or (args.model_uri or args.encoder).replace("/", "_")
+    tracker = RunTracker(args.experiment, run_name, tags={"parabit.kind": "evaluation"})
+    tracker.start()
+    tracker.log_params({**description, "evaluation": to_dict(config)})
+    log_report(tracker, report, title=f"{run_name}")
+    tracker.log_metrics({"evaluation_seconds": elapsed})
+    delivered = tracker.finish()
+    state = "" if delivered else " (tracking store unreachable: see the warning above)"
+    print(f"MLflow run id: {tracker.run_id}  experiment: {args.experiment}  store: {tracker.uri}{state}")
+    return 0
+
+
+COMMANDS = {"evaluate": evaluate_main}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: parabit {{{','.join(COMMANDS)}}} [options]   (parabit COMMAND --help for details)")
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Sentence-aligned English–foreign bitext: Tatoeba (manythings.org) and Moses-style line-aligned corpora.
+
+Two formats are read:
+
+* Tatoeba/manythings: one pair per line, ``english TAB foreign`` (newer manythings files add a third
+  attribution column, which is ignored).
+* Line-aligned (Moses) corpora such as Europarl and WMT newstest: two files, line *i* of one is the
+  translation of line *i* of the other. The text is Moses-tokenised with XML escapes (``&apos;``,
+  ``&quot;``, ``&amp;`` ...), which are unescaped by default.
+
+Bitext is noisy, so bad lines (an empty side, an over-long line, undecodable bytes, a wrong column count)
+go through :func:`parabit.data.errors.reject`: without a ``quarantine`` the first one raises
+:class:`DataFormatError`; with one, they are kept aside with their reason and reading goes on. A corpus
+whose two files differ in length is always an error, because every pair after the gap would be wrong.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from parabit.data.errors import DataFormatError, Quarantine, reject
+from parabit.data.lines import iter_lines, split_fields
+from parabit.paths import data_path
+
+T = TypeVar("T")
+
+DEFAULT_MAX_CHARS = 2000
+"""Lines longer than this (in characters, after normalisation) are rejected: they are almost always
+several sentences glued together by a broken alignment, and they blow up padded batches."""
+
+TATOEBA_FILES = {"es": ("tatoeba-en-es", "spa.txt.gz"), "fr": ("tatoeba-en-fr", "fra.txt.gz")}
+
+# Europarl v7 excerpt for training, WMT newstest2012 for development, newstest2013 for testing.
+EUROPARL_SPLIT_STEMS = {"train": "europarl-v7.{lang}-en", "dev": "newstest2012", "test": "newstest2013"}
+
+LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "fr": "French"}
+
+
+@dataclass(frozen=True)
+class BitextPair:
+    """One translation pair.
+
+    ``source`` is the corpus tag ("tatoeba", or the file stem of a line-aligned corpus such as
+    "europarl-v7.es-en" or "newstest2013"); ``line`` is the 1-based line number in the source file(s);
+    ``lang`` is the foreign language code, e.g. "es".
+    """
+
+    source: str
+    line: int
+    en: str
+    foreign: str
+    lang: str
+
+
+def read_tatoeba(
+    path: str | Path | None = None,
+    *,
+    lang: str = "es",
+    quarantine: Quarantine | None = None,
+    limit: int | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> list[BitextPair]:
+    """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``).
+
+    ``path`` defaults to the shipped file for ``lang`` ("es": 118,964 pairs, "fr": 167,130 pairs).
+    ``limit`` stops after that many accepted pairs. Whitespace is normalised; the text is not unescaped
+    (Tatoeba is raw text, so ``&`` is a literal ampersand).
+    """
+    if path is None:
+        path = data_path("bitext", *_lookup(TATOEBA_FILES, lang, "Tatoeba language"))
+    path = Path(path)
+    pairs: list[BitextPair] = []
+    for number, text in iter_lines(path, quarantine=quarantine):
+        if limit is not None and len(pairs) >= limit:
+            break
+        try:
+            en, foreign = split_fields(path, number, text, expected=(2, 3))[:2]
+        except DataFormatError as err:
+            reject(quarantine, path, number, err.problem, text)
+            continue
+        en, foreign = _normalise(en, unescape=False), _normalise(foreign, unescape=False)
+        problem = _pair_problem(en, foreign, lang, max_chars)
+        if problem is not None:
+            _, reason = problem
+            reject(quarantine, path, number, reason, text)
+            continue
+        pairs.append(BitextPair("tatoeba", number, en, foreign, lang))
+    return pairs
+
+
+def read_line_aligned(
+    en_path: str | Path,
+    foreign_path: str | Path,
+    *,
+    lang: str,
+    quarantine: Quarantine | None = None,
+    limit: int | None = None,
+    unescape: bool = True,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> list[BitextPair]:
+    """Read a Moses-style pair of line-aligned files (e.g. ``corpus.en`` and ``corpus.es``).
+
+    Each side is XML-unescaped with :func:`html.unescape` (unless ``unescape=False``) and its whitespace
+    collapsed. A pair with an empty or over-long side is rejected (reason e.g. "empty English side"),
+    recorded against the file of the offending side. ``limit`` caps the number of pairs returned, but
+    both files are still read in full so that a length mismatch is always detected.
+
+    Raises :class:`DataFormatError` naming both files and their line counts when the counts differ,
+    even when a ``quarantine`` is given.
+    """
+    en_path, foreign_path = Path(en_path), Path(foreign_path)
+    source = en_path.stem  # "europarl-v7.es-en.en" -> "europarl-v7.es-en"
+    pairs: list[BitextPair] = []
+    for number, (raw_en, raw_foreign) in read_aligned_lines([en_path, foreign_path], quarantine=quarantine):
+        if limit is not None and len(pairs) >= limit:
+            break
+        en, foreign = _normalise(raw_en, unescape), _normalise(raw_foreign, unescape)
+        problem = _pair_problem(en, foreign, lang, max_chars)
+        if problem is not None:
+            side, reason = problem
+            reject(quarantine, en_path if side == "en" else foreign_path, number, reason, f"{raw_en}\t{raw_foreign}")
+            continue
+        pairs.append(BitextPair(source, number, en, foreign, lang))
+    return pairs
+
+
+def read_europarl(
+    lang: str = "es",
+    split: str = "train",
+    *,
+    quarantine: Quarantine | None = None,
+    limit: int | None = None,
+    unescape: bool = True,
+) -> list[BitextPair]:
+    """Read the shipped Europarl/WMT bitext for ``lang`` ("es" or "fr").
+
+    ``split`` is "train" (Europarl v7 excerpt, 20,000 lines; 22 (es) / 35 (fr) have an empty English
+    side, so pass a ``quarantine`` or the read raises), "dev" (newstest2012, 3003 lines) or "test"
+    (newstest2013, 3000 lines). See :func:`read_line_aligned` for the cleaning applied.
+    """
+    stem = _lookup(EUROPARL_SPLIT_STEMS, split, "Europarl split").format(lang=lang)
+    folder = f"europarl-wmt-en-{lang}"
+    return read_line_aligned(
+        data_path("bitext", folder, f"{stem}.en"),
+        data_path("bitext", folder, f"{stem}.{lang}"),
+        lang=lang,
+        quarantine=quarantine,
+        limit=limit,
+        unescape=unescape,
+    )
+
+
+def read_aligned_lines(
+    paths: Sequence[str | Path],
+    *,
+    quarantine: Quarantine | None = None,
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Read files that hold one item per line in step; return ``(line_number, texts)`` per line.
+
+    Raises :class:`DataFormatError` naming every file and its line count when the counts differ, with or
+    without a ``quarantine``. A line that is not UTF-8 in any file raises, or with a ``quarantine`` is
+    recorded there (by :func:`iter_lines`) and that line number is left out for all files.
+    """
+    paths = [Path(p) for p in paths]
+    contents: list[dict[int, str]] = []
+    counts: list[int] = []
+    for path in paths:
+        # A private quarantine tells us which lines iter_lines dropped, so the line count stays exact.
+        undecodable = Quarantine() if quarantine is not None else None
+        lines = dict(iter_lines(path, quarantine=undecodable))
+        dropped = len(undecodable) if undecodable is not None else 0
+        counts.append(len(lines) + dropped)
+        contents.append(lines)
+        if undecodable is not None:
+            quarantine.rejected.extend(undecodable.rejected)
+    if len(set(counts)) > 1:
+        sizes = ", ".join(f"{path} has {count} lines" for path, count in zip(paths, counts))
+        raise DataFormatError(paths[0], None, f"line-aligned files differ in length: {sizes}")
+    aligned = []
+    for number in range(1, (counts[0] if counts else 0) + 1):
+        if all(number in lines for lines in contents):
+            aligned.append((number, tuple(lines[number] for lines in contents)))
+    return aligned
+
+
+def _normalise(text: str, unescape: bool) -> str:
+    """Undo Moses XML escapes (optionally) and collapse whitespace runs into single spaces."""
+    if unescape:
+        text = html.unescape(text)
+    return " ".join(text.split())
+
+
+def _pair_problem(en: str, foreign: str, lang: str, max_chars: int) -> tuple[str, str] | None:
+    """``(side, reason)`` when a cleaned pair is unusable, else None; side is "en" or ``lang``.
+
+    Reasons are fixed strings such as "empty English side", so ``Quarantine.counts`` groups them.
+    """
+    for code, text in (("en", en), (lang, foreign)):
+        name = LANGUAGE_NAMES.get(code, code)
+        if not text:
+            return code, f"empty {name} side"
+        if len(text) > max_chars:
+            return code, f"{name} side longer than {max_chars} characters"
+    return None
+
+
+def _lookup(table: dict[str, T], key: str, what: str) -> T:
+    if key not in table:
+        raise ValueError(f"unknown {what} {key!r}; choose one of {sorted(table)}")
+    return table[key]

@@ -1,0 +1,51 @@
+"""Line-level file access shared by every reader: gzip, BOM, CRLF and undecodable bytes handled once."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+from parabit.data.errors import DataFormatError, Quarantine, reject
+
+
+def _open_binary(path: Path):
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def iter_lines(
+    path: str | Path,
+    *,
+    quarantine: Quarantine | None = None,
+) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line of a UTF-8 text file (``.gz`` read transparently).
+
+    Line numbers are 1-based. A UTF-8 byte-order mark and the line terminator (``\\n`` or ``\\r\\n``) are
+    removed. A line that is not valid UTF-8 raises :class:`DataFormatError` naming the file and line, or,
+    with a ``quarantine``, is kept aside (decoded with replacement characters) and skipped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(path, None, "file does not exist")
+    with _open_binary(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            raw = raw.rstrip(b"\n").rstrip(b"\r")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                reject(quarantine, path, number, f"undecodable bytes (not UTF-8: {err.reason} at byte {err.start})",
+                       raw.decode("utf-8", errors="replace"))
+                continue
+            yield number, text
+
+
+def split_fields(path: Path, number: int, text: str, expected: int | tuple[int, ...], sep: str = "\t") -> list[str]:
+    """Split a line into fields and check the count; the error names file, line and both counts."""
+    fields = text.split(sep)
+    allowed = (expected,) if isinstance(expected, int) else expected
+    if len(fields) not in allowed:
+        want = " or ".join(str(n) for n in allowed)
+        raise DataFormatError(path, number, f"expected {want} tab-separated fields, found {len(fields)}")
+    return fields

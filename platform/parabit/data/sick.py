@@ -1,0 +1,54 @@
+"""SICK (SemEval-2014 Task 1): tab-separated with a header; the test file has CRLF line endings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from parabit.data.errors import DataFormatError
+from parabit.data.lines import iter_lines, split_fields
+from parabit.paths import data_path
+
+SICK_HEADER = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment")
+SICK_FILES = {"train": "SICK_train.txt", "trial": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+ENTAILMENT_LABELS = frozenset({"NEUTRAL", "ENTAILMENT", "CONTRADICTION"})
+
+
+@dataclass(frozen=True)
+class SICKPair:
+    """One SICK pair; ``relatedness`` is the gold score in [1, 5]."""
+
+    pair_id: int
+    sentence_a: str
+    sentence_b: str
+    relatedness: float
+    entailment: str
+    line: int
+
+
+def read_sick(split: str = "test", path: str | Path | None = None) -> list[SICKPair]:
+    """Read a SICK split ("train" 4500, "trial" 500, "test" 4927 pairs) or an explicit file."""
+    if path is None:
+        if split not in SICK_FILES:
+            raise ValueError(f"unknown SICK split {split!r}; choose one of {sorted(SICK_FILES)}")
+        path = data_path("sick2014", SICK_FILES[split])
+    path = Path(path)
+    pairs = []
+    for number, text in iter_lines(path):
+        fields = split_fields(path, number, text, expected=len(SICK_HEADER))
+        if number == 1:
+            if tuple(fields) != SICK_HEADER:
+                raise DataFormatError(path, 1, f"expected header {SICK_HEADER}, found {tuple(fields)}")
+            continue
+        pair_id, sentence_a, sentence_b, score, entailment = fields
+        try:
+            relatedness = float(score)
+            pair_number = int(pair_id)
+        except ValueError:
+            raise DataFormatError(path, number, f"pair_ID {pair_id!r} or relatedness {score!r} is not a number") from None
+        if not 1.0 <= relatedness <= 5.0:
+            raise DataFormatError(path, number, f"relatedness {relatedness} is outside [1, 5]")
+        if entailment not in ENTAILMENT_LABELS:
+            raise DataFormatError(path, number, f"unknown entailment label {entailment!r}")
+        pairs.append(SICKPair(pair_number, sentence_a, sentence_b, relatedness, entailment, number))
+    return pairs

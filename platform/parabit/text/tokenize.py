@@ -1,0 +1,58 @@
+"""Word tokenisation with nltk tokenizers that need no downloaded data.
+
+The tokenizer's settings travel with every trained model (``to_dict``/``from_dict``), so a model always
+tokenises at inference exactly as it did in training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from nltk.tokenize import RegexpTokenizer, ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
+
+# Penn-Treebank-like splits (clitics such as "n't", "'s" become their own tokens, as in the corpora GloVe
+# and PPDB were built from) at regular-expression speed: ~5x faster than nltk's Treebank tokenizer.
+TREEBANK_LIKE_PATTERN = r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|[^\w\s]"
+
+
+def _regexp() -> Callable[[str], list[str]]:
+    return RegexpTokenizer(TREEBANK_LIKE_PATTERN).tokenize
+
+
+TOKENIZERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
+    "regexp": _regexp,
+    "toktok": lambda: ToktokTokenizer().tokenize,
+    "treebank": lambda: TreebankWordTokenizer().tokenize,
+    "wordpunct": lambda: WordPunctTokenizer().tokenize,
+}
+
+
+class Tokenizer:
+    """Splits a sentence into word tokens, optionally lower-cased.
+
+    ``name`` picks the nltk tokenizer: ``regexp`` (default; Treebank-like, fastest), ``toktok``,
+    ``treebank`` or ``wordpunct``.
+    """
+
+    def __init__(self, name: str = "regexp", lowercase: bool = True):
+        if name not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {name!r}; choose one of {sorted(TOKENIZERS)}")
+        self.name = name
+        self.lowercase = lowercase
+        self._split = TOKENIZERS[name]()
+
+    def __call__(self, text: str) -> list[str]:
+        return self._split(text.lower() if self.lowercase else text)
+
+    def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
+        return [self(text) for text in texts]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "lowercase": self.lowercase}
+
+    @classmethod
+    def from_dict(cls, settings: dict) -> "Tokenizer":
+        return cls(**settings)
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(name={self.name!r}, lowercase={self.lowercase})"

@@ -1,0 +1,120 @@
+"""A vocabulary with language namespaces, saved with every model.
+
+Entries are keyed ``"<lang>:<word>"``: the English "once" and the Spanish "once" (eleven) are different
+rows of the embedding table. Id 0 is padding; each namespace has its own unknown-word entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+PAD_TOKEN = "<pad>"
+UNK_WORD = "<unk>"
+PAD_ID = 0
+
+
+def _key(lang: str, word: str) -> str:
+    return f"{lang}:{word}"
+
+
+class Vocabulary:
+    """Maps (language, word) to integer ids. Build with :meth:`build`, persist with :meth:`save`/:meth:`load`."""
+
+    def __init__(self, keys: Iterable[str]):
+        self._keys: list[str] = [PAD_TOKEN]
+        self._index: dict[str, int] = {PAD_TOKEN: PAD_ID}
+        for key in keys:
+            if key == PAD_TOKEN or key in self._index:
+                continue
+            if ":" not in key:
+                raise ValueError(f"vocabulary key {key!r} has no language namespace ('<lang>:<word>')")
+            self._index[key] = len(self._keys)
+            self._keys.append(key)
+        self.languages = tuple(sorted({key.split(":", 1)[0] for key in self._keys[1:]}))
+        for lang in self.languages:
+            if _key(lang, UNK_WORD) not in self._index:
+                self._index[_key(lang, UNK_WORD)] = len(self._keys)
+                self._keys.append(_key(lang, UNK_WORD))
+
+    @classmethod
+    def build(
+        cls,
+        counts: Mapping[str, Counter],
+        *,
+        min_count: int = 1,
+        max_words_per_language: int | None = None,
+    ) -> "Vocabulary":
+        """Build from per-language token counts, most frequent first (ties broken alphabetically).
+
+        ``counts`` maps a language code to a Counter of its tokens, e.g. ``{"en": Counter(...), "es": ...}``.
+        """
+        keys = []
+        for lang in sorted(counts):
+            ranked = sorted(
+                (item for item in counts[lang].items() if item[1] >= min_count),
+                key=lambda item: (-item[1], item[0]),
+            )
+            keys.append(_key(lang, UNK_WORD))
+            keys.extend(_key(lang, word) for word, _ in ranked[:max_words_per_language])
+        return cls(keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def id(self, word: str, lang: str) -> int:
+        """The id of ``word`` in ``lang``, or that language's unknown-word id."""
+        found = self._index.get(_key(lang, word))
+        if found is not None:
+            return found
+        unk = self._index.get(_key(lang, UNK_WORD))
+        if unk is None:
+            raise KeyError(f"language {lang!r} is not in this vocabulary (it has {self.languages})")
+        return unk
+
+    def key(self, index: int) -> str:
+        return self._keys[index]
+
+    def words(self, lang: str) -> list[tuple[int, str]]:
+        """``(id, word)`` for every entry of one language, unknown-word entry included."""
+        prefix = f"{lang}:"
+        return [(i, k[len(prefix):]) for i, k in enumerate(self._keys) if k.startswith(prefix)]
+
+    def encode(self, tokens: Iterable[str], lang: str) -> list[int]:
+        return [self.id(token, lang) for token in tokens]
+
+    def encode_batch(self, sentences: Iterable[Iterable[str]], lang: str) -> tuple[np.ndarray, np.ndarray]:
+        """Token lists to a padded id matrix ``[B, T]`` (int64) and lengths ``[B]``."""
+        return pad_batch([self.encode(tokens, lang) for tokens in sentences])
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"format": "parabit-vocab-1", "keys": self._keys[1:]}, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Vocabulary":
+        payload = json.loads(Path(path).read_text())
+        if payload.get("format") != "parabit-vocab-1":
+            raise ValueError(f"{path}: not a parabit vocabulary file (format {payload.get('format')!r})")
+        return cls(payload["keys"])
+
+
+def pad_batch(sequences: list[list[int]], max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Pad id lists with ``PAD_ID`` into ``[B, T]`` int64 and return it with the lengths ``[B]``.
+
+    ``max_length`` truncates longer sequences. An empty sequence gets length 0 (its row is all padding).
+    """
+    lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
+    if max_length is not None:
+        np.minimum(lengths, max_length, out=lengths)
+    width = int(lengths.max()) if len(sequences) and lengths.max() > 0 else 1
+    ids = np.full((len(sequences), width), PAD_ID, dtype=np.int64)
+    for row, (sequence, length) in enumerate(zip(sequences, lengths)):
+        ids[row, :length] = sequence[:length]
+    return ids, lengths

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Idempotent set-up of a parabit checkout: the Apertium Debian packages, the project virtualenv at .venv/,
+# and the pinned Python packages. A second run finishes in about a second: it only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(apertium apertium-eng-spa)
+
+apertium_ready() {
+    local modes
+    command -v apertium >/dev/null 2>&1 || return 1
+    modes="$(apertium -l 2>/dev/null | tr -d ' ')"
+    grep -qx 'spa-eng' <<<"$modes" && grep -qx 'eng-spa' <<<"$modes"
+}
+
+if ! apertium_ready; then
+    echo "setup: installing Debian packages ${APT_PACKAGES[*]}"
+    if [ "$(id -u)" -eq 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo apt-get update -qq
+        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
+    else
+        echo "setup: Apertium is missing and this user cannot install it. Ask an administrator to run:" >&2
+        echo "       sudo apt-get update && sudo apt-get install -y ${APT_PACKAGES[*]}" >&2
+        exit 1
+    fi
+    apertium_ready || { echo "setup: apertium installed but modes spa-eng/eng-spa are missing" >&2; exit 1; }
+fi
+
+PYTHON="${PARABIT_PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+    for candidate in python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+            PYTHON="$candidate"; break
+        fi
+    done
+fi
+[ -n "$PYTHON" ] || { echo "setup: parabit needs Python 3.11 (set PARABIT_PYTHON to its path)" >&2; exit 1; }
+
+# The stamp records what was installed; it changes only when the dependency pins change.
+STAMP=.venv/.parabit-installed
+WANT="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x .venv/bin/python ]; then
+    exit 0
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+echo "setup: installing Python packages into .venv (a few minutes on a fresh machine)"
+# torch first and exactly: with it in place, nothing else can pull a CUDA build of it.
+.venv/bin/pip install --quiet torch==2.13.0
+.venv/bin/pip install --quiet -c constraints.txt -e .
+echo "$WANT" > "$STAMP"
+echo "setup: done"

@@ -1,0 +1,49 @@
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from parabit.text.vocab import PAD_ID, Vocabulary, pad_batch
+
+
+def small_vocab():
+    return Vocabulary.build({"en": Counter({"once": 3, "upon": 2, "rare": 1}), "es": Counter({"once": 5, "casa": 2})},
+                            min_count=2)
+
+
+def test_same_spelling_in_two_languages_is_two_entries():
+    vocab = small_vocab()
+    assert vocab.id("once", "en") != vocab.id("once", "es")
+    assert "en:once" in vocab and "es:once" in vocab
+
+
+def test_unknown_and_below_min_count_words_map_to_the_language_unk():
+    vocab = small_vocab()
+    assert vocab.id("rare", "en") == vocab.id("never-seen", "en") == vocab.id("<unk>", "en")
+    assert vocab.id("never-seen", "es") == vocab.id("<unk>", "es") != vocab.id("<unk>", "en")
+
+
+def test_unknown_language_is_an_error():
+    with pytest.raises(KeyError, match="language 'fr'"):
+        small_vocab().id("maison", "fr")
+
+
+def test_padding_is_id_zero_and_batches_are_padded():
+    vocab = small_vocab()
+    ids, lengths = vocab.encode_batch([["once", "upon"], [], ["upon"]], "en")
+    assert ids.dtype == np.int64 and ids.shape == (3, 2)
+    assert lengths.tolist() == [2, 0, 1]
+    assert ids[1].tolist() == [PAD_ID, PAD_ID] and ids[2, 1] == PAD_ID
+
+
+def test_save_and_load_keep_every_id(tmp_path):
+    vocab = small_vocab()
+    vocab.save(tmp_path / "vocab.json")
+    loaded = Vocabulary.load(tmp_path / "vocab.json")
+    assert len(loaded) == len(vocab)
+    assert [loaded.key(i) for i in range(len(loaded))] == [vocab.key(i) for i in range(len(vocab))]
+
+
+def test_pad_batch_truncates():
+    ids, lengths = pad_batch([[5, 6, 7], [8]], max_length=2)
+    assert ids.tolist() == [[5, 6], [8, 0]] and lengths.tolist() == [2, 1]

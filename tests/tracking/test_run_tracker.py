@@ -1,0 +1,74 @@
+"""RunTracker against a real SQLite store, and against a tracking server that is not there."""
+
+import socket
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from parabit.tracking import RunTracker, flatten_params
+from parabit.tracking.store import tracking_uri
+
+
+def test_flatten_params():
+    assert flatten_params({"model": {"dim": 50, "encoder": "avg"}, "seed": 1}) == {
+        "model.dim": "50", "model.encoder": "avg", "seed": "1"}
+
+
+def test_logs_params_metrics_and_artifacts_to_the_store(tmp_path):
+    tracker = RunTracker("test-tracker", "unit", tags={"parabit.kind": "test"})
+    run_id = tracker.start()
+    tracker.log_params({"a": {"b": 1}})
+    tracker.log_metrics({"loss": 0.5}, step=1)
+    tracker.log_metrics({"loss": 0.25}, step=2)
+    (tmp_path / "note.txt").write_text("hello")
+    tracker.log_artifact(tmp_path / "note.txt", "notes")
+    assert tracker.finish() is True
+    client = MlflowClient(tracking_uri())
+    run = client.get_run(run_id)
+    assert run.data.params == {"a.b": "1"} and run.data.tags["parabit.kind"] == "test"
+    assert [m.value for m in client.get_metric_history(run_id, "loss")] == [0.5, 0.25]
+    assert [a.path for a in client.list_artifacts(run_id, "notes")] == ["notes/note.txt"]
+    assert run.info.status == "FINISHED"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_server_never_raises_and_nothing_is_lost(monkeypatch, tmp_path, isolated_mlflow_store):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("PARABIT_OUTPUT", str(tmp_path))
+    tracker = RunTracker("test-tracker", "offline")
+    assert tracker.start() is None
+    tracker.log_params({"lr": 0.1})
+    for step in range(3):
+        tracker.log_metrics({"loss": 1.0 / (step + 1)}, step=step)
+    (tmp_path / "table.txt").write_text("scores")
+    tracker.log_artifact(tmp_path / "table.txt", "evaluation")
+    (tmp_path / "table.txt").unlink()  # the caller's copy may go away; the queued one must not
+    assert tracker.pending == 5  # params, three metric batches, the artifact
+    assert tracker.finish() is False
+    spools = list((tmp_path / "mlflow-spool").glob("offline-*.json"))
+    assert len(spools) == 1
+
+    # The server is "back" (here: the real store of this test session): replaying delivers every call.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", isolated_mlflow_store)
+    replayed = RunTracker.replay(spools[0])
+    client = MlflowClient(isolated_mlflow_store)
+    assert [m.value for m in client.get_metric_history(replayed.run_id, "loss")] == pytest.approx([1.0, 0.5, 1 / 3])
+    assert client.get_run(replayed.run_id).data.params == {"lr": "0.1"}
+    assert [a.path for a in client.list_artifacts(replayed.run_id, "evaluation")] == ["evaluation/table.txt"]
+    assert client.get_run(replayed.run_id).info.status == "FINISHED"
+    assert not spools[0].exists()
+
+
+def test_default_store_is_the_project_sqlite_file(monkeypatch):
+    from parabit.paths import PROJECT_ROOT
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    assert tracking_uri() == f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
+    assert mlflow  # imported for side effects of the store module in other tests
