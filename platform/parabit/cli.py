@@ -70,7 +70,30 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-COMMANDS = {"evaluate": evaluate_main}
+def train_main(argv: Sequence[str] | None = None) -> int:
+    """Train an encoder on Ray Train from a YAML config, evaluate it, log it to MLflow and register the model."""
+    parser = argparse.ArgumentParser(prog="parabit train", description=train_main.__doc__)
+    parser.add_argument("--config", required=True, help="YAML file with TrainConfig fields (see jobs/configs/)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set optim.epochs=2 --set objective.name=jpa")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    from parabit.config import parse_override
+    from parabit.training.config import TrainConfig
+    from parabit.training.trainer import run_training
+
+    config = load_config(TrainConfig, args.config, dict(parse_override(o) for o in args.overrides))
+    result = run_training(config)
+    print(result.report.table())
+    timing = ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items())
+    print(f"\ntime: {timing}")
+    print(f"MLflow run id: {result.mlflow_run_id}  experiment: {config.tracking.experiment}")
+    print(f"model: {result.model_uri}")
+    return 0
+
+
+COMMANDS = {"evaluate": evaluate_main, "train": train_main}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

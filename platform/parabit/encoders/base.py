@@ -56,9 +56,10 @@ def length_mask(lengths: torch.Tensor, max_length: int) -> torch.Tensor:
 def touched_rows(ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """LongTensor[R]: the sorted distinct vocabulary ids of the real tokens of a batch, PAD excluded.
 
-    These are the word-table rows whose sparse gradient a batch produces; pass them as ``rows`` to the
-    regularisers in :mod:`parabit.objectives.regularization` so only those rows are penalised. For a
-    bilingual model with one table per language, call it once per side with that side's ids.
+    With padding written as PAD_ID these are exactly the rows in the table's sparse gradient for the
+    batch; pass them as ``rows`` to the regularisers in :mod:`parabit.objectives.regularization` so only
+    those rows are penalised. For a bilingual model with one table per language, call it once per side
+    with that side's ids (for J_bi also the negatives' ids when they are encoded separately).
     """
     real = ids[length_mask(lengths.to(ids.device), ids.size(1))]
     rows = torch.unique(real)

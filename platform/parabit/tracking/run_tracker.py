@@ -56,6 +56,7 @@ class RunTracker:
         run_id: str | None = None,
         tags: Mapping[str, str] | None = None,
         parent_run_id: str | None = None,
+        uri: str | None = None,
     ):
         self.experiment = experiment
         self.run_name = run_name
@@ -63,7 +64,7 @@ class RunTracker:
         self.tags = dict(tags or {})
         if parent_run_id:
             self.tags["mlflow.parentRunId"] = parent_run_id
-        self.uri = tracking_uri()
+        self.uri = uri or tracking_uri()
         self.client = MlflowClient(self.uri)
         self._pending: list[tuple[str, tuple, dict]] = []
 
@@ -77,7 +78,7 @@ class RunTracker:
         if self.run_id is not None:
             return True
         try:
-            experiment_id = ensure_experiment(self.experiment)
+            experiment_id = ensure_experiment(self.experiment, self.uri)
             run = self.client.create_run(experiment_id, run_name=self.run_name, tags=self.tags)
         except Exception as err:  # noqa: BLE001 - any tracking failure must not stop the caller
             log.warning("MLflow tracking store %s unreachable (%s); logging is queued and retried.", self.uri, err)
@@ -160,10 +161,10 @@ class RunTracker:
         )
 
     @classmethod
-    def replay(cls, spool: str | Path) -> "RunTracker":
+    def replay(cls, spool: str | Path, uri: str | None = None) -> "RunTracker":
         """Deliver the calls saved in a spool file (see :meth:`finish`) to the tracking store."""
         payload = json.loads(Path(spool).read_text())
-        tracker = cls(payload["experiment"], payload["run_name"], run_id=payload["run_id"])
+        tracker = cls(payload["experiment"], payload["run_name"], run_id=payload["run_id"], uri=uri)
         for call in payload["calls"]:
             kwargs = {k: _from_json(v) for k, v in call["kwargs"].items()}
             tracker._pending.append((call["method"], (), kwargs))

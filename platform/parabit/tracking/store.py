@@ -1,12 +1,13 @@
 """Where MLflow runs live: ``$MLFLOW_TRACKING_URI`` if set, else a SQLite store in the project folder.
 
-Artifacts of the default store go to ``<project>/mlartifacts`` (not MLflow's cwd-relative ``./mlruns``), so
-runs do not scatter across whatever directory a job happened to start in.
+Artifacts of a SQLite store go to ``mlartifacts/`` beside the database (not MLflow's cwd-relative ``./mlruns``),
+so runs do not scatter across whatever directory a job happened to start in.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import mlflow
 from mlflow.tracking import MlflowClient
@@ -15,7 +16,6 @@ from parabit.paths import PROJECT_ROOT
 
 DEFAULT_EXPERIMENT = "parabit"
 DEFAULT_STORE = PROJECT_ROOT / "mlflow.db"
-DEFAULT_ARTIFACTS = PROJECT_ROOT / "mlartifacts"
 
 # A down tracking server must cost seconds, not the minutes of MLflow's default retry schedule; callers can
 # still override both through the environment.
@@ -28,10 +28,6 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{DEFAULT_STORE}"
 
 
-def _uses_default_store(uri: str) -> bool:
-    return uri == f"sqlite:///{DEFAULT_STORE}"
-
-
 def use_tracking_store() -> str:
     """Point this process's MLflow client (and registry) at :func:`tracking_uri`; returns the URI."""
     uri = tracking_uri()
@@ -40,15 +36,20 @@ def use_tracking_store() -> str:
     return uri
 
 
-def ensure_experiment(name: str = DEFAULT_EXPERIMENT) -> str:
-    """The id of experiment ``name``, created if missing (artifacts under the project for the default store)."""
-    uri = use_tracking_store()
+def ensure_experiment(name: str = DEFAULT_EXPERIMENT, uri: str | None = None) -> str:
+    """The id of experiment ``name`` in store ``uri`` (default: :func:`tracking_uri`), created if missing.
+
+    In a SQLite store the experiment's artifacts go to ``mlartifacts/`` beside the database file (for the default
+    store: the project folder), not to MLflow's cwd-relative ``./mlruns``.
+    """
+    uri = uri or tracking_uri()
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
         return experiment.experiment_id
     artifact_location = None
-    if _uses_default_store(uri) or uri.startswith("sqlite:"):
-        DEFAULT_ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        artifact_location = (DEFAULT_ARTIFACTS / name).as_uri()
+    if uri.startswith("sqlite:///"):
+        artifacts = Path(uri.removeprefix("sqlite:///")).resolve().parent / "mlartifacts"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        artifact_location = (artifacts / name).as_uri()
     return client.create_experiment(name, artifact_location=artifact_location)

@@ -1,0 +1,98 @@
+"""A trained encoder packaged with its vocabulary and tokenizer: text in, one vector per sentence out.
+
+The same class serves the dev evaluation inside training, the final evaluation, and the exported MLflow pyfunc
+model, so all three tokenise, look up and batch identically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from parabit.encoders import SentenceEncoder, build_encoder
+from parabit.text.tokenize import Tokenizer
+from parabit.text.vocab import Vocabulary, pad_batch
+from parabit.text.vocab import UNK_WORD
+
+EMBEDDER_FORMAT = "parabit-embedder-1"
+
+
+class SentenceEmbedder:
+    """``encode(list[str]) -> np.ndarray [N, dim]`` for one language side of a trained model.
+
+    ``spec`` is what rebuilds the encoder: ``{"encoder": name, "vocab_size": V, "dim": d, "options": {...}}``.
+    """
+
+    def __init__(self, encoder: SentenceEncoder, spec: dict, vocab: Vocabulary, tokenizer: Tokenizer,
+                 lang: str = "en", max_tokens: int | None = None):
+        self.encoder = encoder
+        self.spec = spec
+        self.vocab = vocab
+        self.tokenizer = tokenizer
+        self.lang = lang
+        self.max_tokens = max_tokens
+
+    @staticmethod
+    def build_encoder(spec: dict, **overrides) -> SentenceEncoder:
+        options = {**spec.get("options", {}), **overrides}
+        return build_encoder(spec["encoder"], spec["vocab_size"], spec["dim"], **options)
+
+    def token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Padded ids and lengths; a sentence with no tokens becomes the unknown word, so it still has a vector."""
+        unknown = [UNK_WORD]
+        tokenized = [tokens or unknown for tokens in self.tokenizer.tokenize_all(sentences)]
+        return pad_batch([self.vocab.encode(tokens, self.lang) for tokens in tokenized], self.max_tokens)
+
+    @torch.no_grad()
+    def encode(self, sentences: Sequence[str], batch_size: int = 4096) -> np.ndarray:
+        sentences = list(sentences)
+        if not sentences:
+            return np.zeros((0, self.encoder.output_dim), dtype=np.float32)
+        ids, lengths = self.token_ids(sentences)
+        was_training = self.encoder.training
+        self.encoder.eval()
+        device = next(self.encoder.parameters()).device
+        # Sorting by length keeps padding (and recurrent work) per batch small.
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(sentences), self.encoder.output_dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = int(lengths[rows].max())
+            batch_ids = torch.from_numpy(ids[rows, :width]).to(device)
+            batch_lengths = torch.from_numpy(lengths[rows]).to(device)
+            out[rows] = self.encoder(batch_ids, batch_lengths).float().cpu().numpy()
+        self.encoder.train(was_training)
+        return out
+
+    def __call__(self, sentences: Sequence[str]) -> np.ndarray:
+        return self.encode(sentences)
+
+    # -- persistence -----------------------------------------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Write ``embedder.json``, ``vocab.json`` and ``weights.pt`` (a plain state dict) into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.vocab.save(directory / "vocab.json")
+        state = {k: v.detach().cpu() for k, v in self.encoder.state_dict().items()}
+        torch.save(state, directory / "weights.pt")
+        (directory / "embedder.json").write_text(json.dumps({
+            "format": EMBEDDER_FORMAT, "spec": self.spec, "tokenizer": self.tokenizer.to_dict(),
+            "lang": self.lang, "max_tokens": self.max_tokens,
+        }, indent=1))
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path, device: str = "cpu") -> "SentenceEmbedder":
+        directory = Path(directory)
+        meta = json.loads((directory / "embedder.json").read_text())
+        if meta.get("format") != EMBEDDER_FORMAT:
+            raise ValueError(f"{directory}: not a parabit embedder (format {meta.get('format')!r})")
+        encoder = cls.build_encoder(meta["spec"], sparse=False)
+        encoder.load_state_dict(torch.load(directory / "weights.pt", map_location=device, weights_only=True))
+        encoder.to(device).eval()
+        return cls(encoder, meta["spec"], Vocabulary.load(directory / "vocab.json"),
+                   Tokenizer.from_dict(meta["tokenizer"]), meta["lang"], meta["max_tokens"])

@@ -1,0 +1,1 @@
+"""Exported models: the MLflow pyfunc embedding model and its registry entry."""

@@ -1,0 +1,79 @@
+"""The MLflow pyfunc embedding model.
+
+``mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": [...]}))`` returns a 2-D float32 array, one
+embedding per row. The model carries the encoder weights, vocabulary and tokenizer settings, and the ``parabit``
+code it needs (``code_paths``), so nothing else is required to use it.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pandas as pd
+
+from parabit.embedder import SentenceEmbedder
+
+log = logging.getLogger(__name__)
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+class EmbeddingModel(mlflow.pyfunc.PythonModel):
+    """pyfunc wrapper around :class:`SentenceEmbedder`."""
+
+    def load_context(self, context):
+        self.embedder = SentenceEmbedder.load(context.artifacts["embedder"])
+
+    def predict(self, context, model_input, params=None):
+        if isinstance(model_input, pd.DataFrame):
+            if "text" not in model_input.columns:
+                raise ValueError(f"input needs a 'text' column; it has {list(model_input.columns)}")
+            texts = model_input["text"]
+        else:
+            texts = pd.Series(model_input)
+        return self.embedder.encode([str(t) for t in texts.tolist()])
+
+
+def _requirements() -> list[str]:
+    from importlib.metadata import version
+
+    return [f"{name}=={version(name)}" for name in ("torch", "numpy", "pandas", "nltk", "mlflow")]
+
+
+def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_model_name: str | None = None):
+    """Log ``embedder`` as a pyfunc model in the active MLflow run (and register it); returns the ModelInfo."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = embedder.save(Path(scratch) / "embedder")
+        sample = pd.DataFrame({"text": ["A man is playing a guitar.", "Nobody is here."]})
+        return mlflow.pyfunc.log_model(
+            name=name,
+            python_model=EmbeddingModel(),
+            artifacts={"embedder": str(folder)},
+            code_paths=[str(PACKAGE_DIR)],
+            pip_requirements=_requirements(),
+            input_example=sample,
+            registered_model_name=registered_model_name or None,
+        )
+
+
+def save_embedder_model(embedder: SentenceEmbedder, path: str | Path) -> Path:
+    """Save the same pyfunc model to a local folder (used when the tracking store is unreachable)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = embedder.save(Path(scratch) / "embedder")
+        mlflow.pyfunc.save_model(str(path), python_model=EmbeddingModel(), artifacts={"embedder": str(folder)},
+                                 code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements())
+    return Path(path)
+
+
+def load_encoder(model_uri: str):
+    """An ``encode(list[str]) -> np.ndarray`` callable from any pyfunc embedding model URI."""
+    model = mlflow.pyfunc.load_model(model_uri)
+
+    def encode(sentences: list[str]) -> np.ndarray:
+        return np.asarray(model.predict(pd.DataFrame({"text": list(sentences)})), dtype=np.float32)
+
+    return encode

@@ -1,0 +1,45 @@
+"""Starting or joining Ray the same way from every entry point.
+
+With ``RAY_ADDRESS`` set (``ray job submit`` sets it, or a user pointing at a cluster) the job joins that cluster.
+Otherwise a local Ray starts with all local CPUs, its dashboard on 127.0.0.1 (Ray Train's placement-group cleaner
+polls the state API, which the dashboard serves; without it every run logs a warning every second) and a small
+object store: jobs here move token ids, not images, and the default store would reserve 30% of memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import ray
+
+log = logging.getLogger(__name__)
+
+LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
+
+# Variables a worker must see exactly as the driver does (data location, outputs, tracking store).
+FORWARDED_ENV = ("PARABIT_DATA", "PARABIT_OUTPUT", "MLFLOW_TRACKING_URI", "NLTK_DATA")
+
+
+def init_ray(num_cpus: int | None = None) -> None:
+    """Join ``RAY_ADDRESS`` if set, else start a local Ray; a no-op when Ray is already up in this process."""
+    if ray.is_initialized():
+        return
+    env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    runtime_env = {"env_vars": env_vars} if env_vars else None
+    if os.environ.get("RAY_ADDRESS"):
+        log.info("joining the Ray cluster at %s", os.environ["RAY_ADDRESS"])
+        ray.init(runtime_env=runtime_env)
+        return
+    ray.init(
+        num_cpus=num_cpus,
+        include_dashboard=True,
+        dashboard_host="127.0.0.1",
+        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+        runtime_env=runtime_env,
+        log_to_driver=True,
+    )
+
+
+def available_cpus() -> float:
+    return float(ray.cluster_resources().get("CPU", 0.0))

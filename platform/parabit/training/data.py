@@ -1,0 +1,186 @@
+"""Training pairs as token ids: read once, tokenised once, cached as parquet for every later run.
+
+``prepare_training_data(config)`` turns the configured text pairs into a parquet file of padded token ids
+(``ids_a``/``ids_b`` fixed-size int32 lists of ``max_tokens``, ``len_a``/``len_b``) plus the vocabulary and
+tokenizer settings. The result is cached under ``outputs/prepared/<hash of the data config>/`` and written to a
+temporary name first, so an interrupted preparation never leaves a half-written cache behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from parabit.data.bitext import read_europarl, read_tatoeba
+from parabit.data.errors import Quarantine
+from parabit.paths import output_root
+from parabit.text.tokenize import Tokenizer
+from parabit.text.vocab import Vocabulary, pad_batch
+from parabit.training.config import DataConfig
+
+log = logging.getLogger(__name__)
+
+PREPARED_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class TextPairs:
+    """Parallel lists of sentences; side a is always in ``lang_a`` (English for every condition)."""
+
+    text_a: list[str]
+    text_b: list[str]
+    lang_a: str
+    lang_b: str
+    rejected: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """Where the token-id parquet lives, and what a model needs to read it back."""
+
+    directory: Path
+    vocab: Vocabulary
+    tokenizer: Tokenizer
+    lang_a: str
+    lang_b: str
+    max_tokens: int
+    stats: dict
+
+    @property
+    def pairs_path(self) -> Path:
+        return self.directory / "pairs.parquet"
+
+
+def load_text_pairs(config: DataConfig) -> TextPairs:
+    """The raw text pairs of ``config.condition``; bad bitext lines are quarantined and counted by reason."""
+    if config.condition == "bilingual_sentences":
+        quarantine = Quarantine()
+        pairs = []
+        if "tatoeba" in config.sources:
+            pairs += read_tatoeba(lang=config.lang, quarantine=quarantine)
+        if "europarl" in config.sources:
+            pairs += read_europarl(config.lang, "train", quarantine=quarantine)
+        return TextPairs([p.en for p in pairs], [p.foreign for p in pairs], "en", config.lang, dict(quarantine.counts))
+    if config.condition == "ppdb":
+        from parabit.data.ppdb import read_ppdb_lexical
+
+        pairs = read_ppdb_lexical()
+        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", {})
+    table = pq.read_table(config.path)
+    missing = {"text_a", "text_b"} - set(table.column_names)
+    if missing:
+        raise ValueError(f"{config.path}: training pairs need columns text_a and text_b; missing {sorted(missing)}")
+    lang_b = table.column("lang_b")[0].as_py() if "lang_b" in table.column_names and len(table) else "en"
+    return TextPairs(table.column("text_a").to_pylist(), table.column("text_b").to_pylist(), "en", lang_b, {})
+
+
+def _cache_key(config: DataConfig) -> str:
+    settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config)}, sort_keys=True, default=str)
+    return hashlib.sha256(settings.encode()).hexdigest()[:16]
+
+
+def _fixed_size_ids(ids: np.ndarray) -> pa.FixedSizeListArray:
+    return pa.FixedSizeListArray.from_arrays(pa.array(ids.astype(np.int32).ravel()), ids.shape[1])
+
+
+def prepare_training_data(config: DataConfig, cache_root: Path | None = None) -> PreparedData:
+    """Tokenise, build the vocabulary, pad to ``config.max_tokens`` and cache; returns the cached result if present."""
+    directory = (cache_root or output_root() / "prepared") / _cache_key(config)
+    if (directory / "stats.json").exists():
+        return _load_prepared(directory)
+
+    tokenizer = Tokenizer(config.tokenizer, lowercase=config.lowercase)
+    pairs = load_text_pairs(config)
+    tokens_a = tokenizer.tokenize_all(pairs.text_a)
+    tokens_b = tokenizer.tokenize_all(pairs.text_b)
+
+    # Drop exact duplicate pairs and pairs with an empty side; count both, so rows in = rows out + rejected.
+    rejected = Counter(pairs.rejected)
+    seen: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    keep = []
+    for index, (a, b) in enumerate(zip(tokens_a, tokens_b)):
+        key = (tuple(a), tuple(b))
+        if not a or not b:
+            rejected["no tokens on one side"] += 1
+        elif key in seen:
+            rejected["duplicate pair"] += 1
+        else:
+            seen.add(key)
+            keep.append(index)
+    order = np.random.default_rng(config.seed).permutation(len(keep))
+    if config.max_pairs is not None and config.max_pairs < len(keep):
+        rejected["beyond max_pairs sample"] += len(keep) - config.max_pairs
+        order = order[: config.max_pairs]
+    chosen = [keep[i] for i in order]
+
+    counts: dict[str, Counter] = {pairs.lang_a: Counter(), pairs.lang_b: Counter()}
+    for index in chosen:
+        counts[pairs.lang_a].update(tokens_a[index])
+        counts[pairs.lang_b].update(tokens_b[index])
+    vocab = Vocabulary.build(counts, min_count=config.min_count, max_words_per_language=config.max_words_per_language)
+    ids_a, len_a = pad_batch([vocab.encode(tokens_a[i], pairs.lang_a) for i in chosen], config.max_tokens)
+    ids_b, len_b = pad_batch([vocab.encode(tokens_b[i], pairs.lang_b) for i in chosen], config.max_tokens)
+    ids_a, ids_b = (np.pad(ids, ((0, 0), (0, config.max_tokens - ids.shape[1]))) for ids in (ids_a, ids_b))
+
+    stats = {
+        "pairs_read": len(pairs.text_a) + sum(pairs.rejected.values()),
+        "pairs_kept": len(chosen),
+        "rejected": dict(rejected),
+        "lang_a": pairs.lang_a,
+        "lang_b": pairs.lang_b,
+        "vocab_size": len(vocab),
+        "mean_tokens_a": float(np.mean(len_a)) if len(chosen) else 0.0,
+        "mean_tokens_b": float(np.mean(len_b)) if len(chosen) else 0.0,
+        "truncated_pairs": int(sum((np.asarray([len(tokens_a[i]) for i in chosen]) > config.max_tokens)
+                                   | (np.asarray([len(tokens_b[i]) for i in chosen]) > config.max_tokens))),
+        "tokenizer": tokenizer.to_dict(),
+        "max_tokens": config.max_tokens,
+        "config": asdict(config),
+    }
+    table = pa.table({
+        "ids_a": _fixed_size_ids(ids_a), "len_a": pa.array(len_a.astype(np.int32)),
+        "ids_b": _fixed_size_ids(ids_b), "len_b": pa.array(len_b.astype(np.int32)),
+    })
+    staging = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    pq.write_table(table, staging / "pairs.parquet", row_group_size=50_000)
+    vocab.save(staging / "vocab.json")
+    (staging / "stats.json").write_text(json.dumps(stats, indent=1))
+    shutil.rmtree(directory, ignore_errors=True)
+    staging.rename(directory)
+    log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
+    return _load_prepared(directory)
+
+
+def _load_prepared(directory: Path) -> PreparedData:
+    stats = json.loads((directory / "stats.json").read_text())
+    return PreparedData(
+        directory=directory,
+        vocab=Vocabulary.load(directory / "vocab.json"),
+        tokenizer=Tokenizer.from_dict(stats["tokenizer"]),
+        lang_a=stats["lang_a"],
+        lang_b=stats["lang_b"],
+        max_tokens=stats["max_tokens"],
+        stats=stats,
+    )
+
+
+def arrow_to_tensors(table: pa.Table) -> dict[str, np.ndarray]:
+    """A prepared-pairs table (or a Ray Data batch of it) to numpy: ids ``[N, max_tokens]`` int64, lengths ``[N]``."""
+    out = {}
+    for side in ("a", "b"):
+        column = table.column(f"ids_{side}").combine_chunks()
+        width = column.type.list_size
+        out[f"ids_{side}"] = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.int64).reshape(-1, width)
+        out[f"len_{side}"] = table.column(f"len_{side}").to_numpy().astype(np.int64)
+    return out

@@ -1,0 +1,156 @@
+"""The per-worker training loop run by Ray Train's ``TorchTrainer``.
+
+Each worker pulls its shard of the token-id dataset once (``get_dataset_shard``) into memory, then every epoch
+walks it in an order drawn from a generator seeded by (seed, epoch, rank): a resumed run sees exactly the batches
+an uninterrupted one would. Rank 0 alone evaluates on the dev years, logs to MLflow and writes checkpoints.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import ray.train
+import ray.train.torch
+import torch
+
+from parabit.config import from_dict
+from parabit.embedder import SentenceEmbedder
+from parabit.evaluation.sts import STSEvaluator
+from parabit.tracking.run_tracker import RunTracker
+from parabit.training.config import TrainConfig
+from parabit.training.data import _load_prepared, arrow_to_tensors
+from parabit.training.model import PairModel, PairObjective, build_encoder, build_optimizers
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_FILE = "state.pt"
+EMBEDDER_DIR = "embedder"
+STATUS_EVERY_SECONDS = 15.0
+
+
+def _load_shard(batch_size: int = 65_536) -> dict[str, torch.Tensor]:
+    shard = ray.train.get_dataset_shard("train")
+    tables = list(shard.iter_batches(batch_size=batch_size, batch_format="pyarrow"))
+    arrays = arrow_to_tensors(pa.concat_tables(tables))
+    return {name: torch.from_numpy(array) for name, array in arrays.items()}
+
+
+def _epoch_generator(seed: int, epoch: int, rank: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed * 1_000_003 + epoch * 1_009 + rank)
+
+
+def _batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator):
+    """Shuffled batches, each trimmed to its longest sentence; a last batch of one pair is dropped (no negatives)."""
+    order = torch.randperm(len(data["len_a"]), generator=generator)
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        if len(rows) < 2:
+            break
+        batch = {name: tensor[rows] for name, tensor in data.items()}
+        for side in ("a", "b"):
+            width = int(batch[f"len_{side}"].max())
+            batch[f"ids_{side}"] = batch[f"ids_{side}"][:, :width]
+        yield batch
+
+
+def _steps_per_epoch(num_rows: int, batch_size: int) -> int:
+    full, rest = divmod(num_rows, batch_size)
+    return full + (1 if rest >= 2 else 0)
+
+
+def train_loop_per_worker(loop_config: dict) -> None:
+    """Ray Train entry point. ``loop_config``: ``config`` (a TrainConfig as a dict), ``prepared_dir``,
+    ``mlflow_run_id`` and ``tracking_uri``."""
+    config = from_dict(TrainConfig, loop_config["config"])
+    prepared = _load_prepared(Path(loop_config["prepared_dir"]))
+    context = ray.train.get_context()
+    rank, world = context.get_world_rank(), context.get_world_size()
+    device = ray.train.torch.get_device()
+
+    # NCCL has no sparse all-reduce: multi-GPU data parallelism falls back to dense word-table gradients.
+    sparse = config.model.sparse and not (config.scaling.use_gpu and world > 1)
+    torch.manual_seed(config.seed)
+    encoder, spec = build_encoder(config.model, prepared.vocab, sparse=sparse)
+    initial_table = encoder.embedding.weight.detach().clone()
+    model = ray.train.torch.prepare_model(PairModel(encoder))
+    objective = PairObjective(config.objective, initial_table).to(device)
+    optimizers = build_optimizers(model, config.optim)
+
+    start_epoch, history = 0, []
+    checkpoint = ray.train.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as directory:
+            state = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
+        encoder.load_state_dict(state["model"])
+        for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
+            optimizer.load_state_dict(optimizer_state)
+        torch.set_rng_state(state["torch_rng"])
+        start_epoch, history = state["epoch"], list(state["history"])
+        if rank == 0:
+            log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
+
+    data = {name: tensor.to(device) for name, tensor in _load_shard().items()}
+    rows = len(data["len_a"])
+    steps = _steps_per_epoch(rows, config.optim.batch_size)
+    embedder = SentenceEmbedder(encoder, spec, prepared.vocab, prepared.tokenizer, "en", prepared.max_tokens)
+    dev = STSEvaluator(config.dev_years) if rank == 0 else None
+    tracker = None
+    if rank == 0 and loop_config.get("mlflow_run_id"):
+        tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
+                             uri=loop_config.get("tracking_uri"))
+
+    for epoch in range(start_epoch, config.optim.epochs):
+        model.train()
+        generator = _epoch_generator(config.seed, epoch, rank)
+        started = last_status = time.perf_counter()
+        total_loss, seen = 0.0, 0
+        for step, batch in enumerate(_batches(data, config.optim.batch_size, generator), start=1):
+            g1, g2 = model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
+            loss = objective(g1, g2, batch, encoder.embedding.weight, generator)
+            for optimizer in optimizers:
+                optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            for optimizer in optimizers:
+                optimizer.step()
+            total_loss += float(loss.detach()) * len(batch["len_a"])
+            seen += len(batch["len_a"])
+            if rank == 0 and time.perf_counter() - last_status > STATUS_EVERY_SECONDS:
+                last_status = time.perf_counter()
+                print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} step {step}/{steps} "
+                      f"loss {total_loss / seen:.4f}", flush=True)
+        train_seconds = time.perf_counter() - started
+        metrics = {
+            "epoch": epoch + 1,
+            "loss": total_loss / max(seen, 1),
+            "pairs_per_second": seen * world / max(train_seconds, 1e-9),
+            "epoch_seconds": train_seconds,
+        }
+        if rank == 0:
+            for score in dev(embedder.encode):
+                if score.subset in ("mean", "wmean") or score.metric == "pearson":
+                    metrics[f"dev/{score.name}"] = score.value
+            history.append(metrics)
+            if tracker is not None:
+                tracker.log_metrics(metrics, step=epoch + 1)
+                tracker.flush()
+            dev_mean = "  ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in metrics.items()
+                                 if k.endswith("/mean/pearson"))
+            print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
+                  f"dev {dev_mean} ({train_seconds:.1f} s, {metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
+            with tempfile.TemporaryDirectory() as directory:
+                torch.save({
+                    "model": encoder.state_dict(),
+                    "optimizers": [optimizer.state_dict() for optimizer in optimizers],
+                    "torch_rng": torch.get_rng_state(),
+                    "epoch": epoch + 1,
+                    "history": history,
+                }, Path(directory) / CHECKPOINT_FILE)
+                embedder.save(Path(directory) / EMBEDDER_DIR)
+                ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
+        else:
+            ray.train.report(metrics)

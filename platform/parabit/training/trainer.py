@@ -1,0 +1,168 @@
+"""The driver side of a training run: prepare data, run ``TorchTrainer``, evaluate, log and register the model.
+
+``run_training(config)`` is what ``jobs/train.py`` calls. Re-running it with the same ``config.name`` resumes:
+Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last checkpoint, and the
+MLflow run recorded for that name is continued rather than duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mlflow
+import ray
+import ray.data
+from ray.train import CheckpointConfig, FailureConfig, RunConfig
+from ray.train import ScalingConfig as RayScalingConfig
+from ray.train.torch import TorchTrainer
+
+from parabit.config import to_dict
+from parabit.embedder import SentenceEmbedder
+from parabit.evaluation import EvaluationReport, EvaluationSuite
+from parabit.export.pyfunc import log_embedder, save_embedder_model
+from parabit.paths import output_root
+from parabit.ray_runtime import available_cpus, init_ray
+from parabit.tracking import RunTracker
+from parabit.tracking.evaluation import log_report
+from parabit.training.config import TrainConfig
+from parabit.training.data import prepare_training_data
+from parabit.training.loop import EMBEDDER_DIR, train_loop_per_worker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingResult:
+    """What a finished run produced. ``model_uri`` is a registry URI (or a local folder if MLflow was down)."""
+
+    name: str
+    mlflow_run_id: str | None
+    model_uri: str | None
+    report: EvaluationReport
+    history: list[dict]
+    checkpoint_path: str
+    seconds: dict[str, float]
+
+
+def storage_path(config: TrainConfig) -> Path:
+    return Path(config.storage_path).resolve() if config.storage_path else output_root() / "ray_results"
+
+
+def _run_record(config: TrainConfig) -> Path:
+    """Where the MLflow run id of a named run is kept, so a re-run continues the same MLflow run."""
+    return storage_path(config) / f"{config.name}.parabit.json"
+
+
+def _check_resources(config: TrainConfig) -> None:
+    cpus = available_cpus()
+    wanted = config.scaling.num_workers * config.scaling.cpus_per_worker
+    # Ray Data's read tasks need a CPU of their own; without one the job waits forever.
+    if wanted > cpus - 0.5:
+        raise ValueError(
+            f"scaling asks for {config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = {wanted} "
+            f"of the cluster's {cpus:g} CPUs, leaving none for Ray Data; lower scaling.cpus_per_worker "
+            f"(e.g. {max((cpus - 1) / config.scaling.num_workers, 0.1):.2g}) or scaling.num_workers"
+        )
+
+
+def _open_tracker(config: TrainConfig) -> RunTracker:
+    record = _run_record(config)
+    previous = json.loads(record.read_text()).get("mlflow_run_id") if record.exists() else None
+    tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous,
+                         tags={"parabit.kind": "training", "parabit.run_name": config.name})
+    tracker.start()
+    if previous is None:
+        tracker.log_params(to_dict(config))
+    if tracker.run_id:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"mlflow_run_id": tracker.run_id}))
+    return tracker
+
+
+def _register(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedder) -> str | None:
+    """Log and register the pyfunc model; if the tracking store fails, save it locally instead and say where."""
+    try:
+        if tracker.run_id is None:
+            raise ConnectionError("no MLflow run (tracking store unreachable)")
+        mlflow.set_tracking_uri(tracker.uri)
+        mlflow.set_registry_uri(tracker.uri)
+        with mlflow.start_run(run_id=tracker.run_id):
+            info = log_embedder(embedder, registered_model_name=config.tracking.register_as)
+        if config.tracking.register_as and info.registered_model_version:
+            return f"models:/{config.tracking.register_as}/{info.registered_model_version}"
+        return info.model_uri
+    except Exception as err:  # noqa: BLE001 - a tracking failure must not lose the trained model
+        fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
+        save_embedder_model(embedder, fallback)
+        log.warning("could not log the model to MLflow (%s); saved it to %s instead", err, fallback)
+        return str(fallback)
+
+
+def run_training(config: TrainConfig) -> TrainingResult:
+    """Train, evaluate on the full suite, log everything to MLflow and register the model."""
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    init_ray()
+    seconds["ray_init"] = time.perf_counter() - started
+
+    mark = time.perf_counter()
+    prepared = prepare_training_data(config.data)
+    seconds["prepare_data"] = time.perf_counter() - mark
+    print(f"[{config.name}] {prepared.stats['pairs_kept']} training pairs, vocabulary {len(prepared.vocab)}, "
+          f"rejected {prepared.stats['rejected']}", flush=True)
+    _check_resources(config)
+
+    tracker = _open_tracker(config)
+    tracker.set_tags({"parabit.data": str(prepared.directory)})
+    tracker.log_dict(prepared.stats, "data/stats.json")
+    tracker.flush()
+
+    mark = time.perf_counter()
+    trainer = TorchTrainer(
+        train_loop_per_worker,
+        train_loop_config={
+            "config": to_dict(config),
+            "prepared_dir": str(prepared.directory),
+            "mlflow_run_id": tracker.run_id,
+            "tracking_uri": tracker.uri,
+        },
+        scaling_config=RayScalingConfig(
+            num_workers=config.scaling.num_workers,
+            use_gpu=config.scaling.use_gpu,
+            resources_per_worker={"CPU": config.scaling.cpus_per_worker},
+        ),
+        run_config=RunConfig(
+            name=config.name,
+            storage_path=str(storage_path(config)),
+            failure_config=FailureConfig(max_failures=config.max_failures),
+            checkpoint_config=CheckpointConfig(num_to_keep=2),
+        ),
+        datasets={"train": ray.data.read_parquet(str(prepared.pairs_path))},
+    )
+    result = trainer.fit()
+    seconds["train"] = time.perf_counter() - mark
+    if result.checkpoint is None:
+        raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
+
+    mark = time.perf_counter()
+    with result.checkpoint.as_directory() as directory:
+        embedder = SentenceEmbedder.load(Path(directory) / EMBEDDER_DIR)
+        import torch
+
+        history = torch.load(Path(directory) / "state.pt", map_location="cpu", weights_only=True)["history"]
+    report = EvaluationSuite.standard(config.evaluation)(embedder.encode)
+    seconds["evaluate"] = time.perf_counter() - mark
+    log_report(tracker, report, title=config.name)
+
+    mark = time.perf_counter()
+    model_uri = _register(config, tracker, embedder)
+    seconds["register"] = time.perf_counter() - mark
+    seconds["total"] = time.perf_counter() - started
+    tracker.log_metrics({f"time/{k}_seconds": v for k, v in seconds.items()})
+    tracker.set_tags({"parabit.model_uri": model_uri or ""})
+    tracker.finish()
+    return TrainingResult(config.name, tracker.run_id, model_uri, report, history, result.checkpoint.path, seconds)
