@@ -18,3 +18,24 @@ def isolated_mlflow_store(tmp_path_factory):
         os.environ.pop("MLFLOW_TRACKING_URI", None)
     else:
         os.environ["MLFLOW_TRACKING_URI"] = previous
+
+
+@pytest.fixture(scope="session")
+def outputs(tmp_path_factory):
+    """Job outputs (prepared data, Ray results, spools) of the whole session, away from the project's outputs/."""
+    folder = tmp_path_factory.mktemp("outputs")
+    os.environ["PARABIT_OUTPUT"] = str(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def ray_session(isolated_mlflow_store, outputs):
+    """One local Ray for the whole test session (start-up costs ~6 s), with 2 logical CPUs as on CI."""
+    import ray
+
+    from parabit.ray_runtime import init_ray
+
+    os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
+    init_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()

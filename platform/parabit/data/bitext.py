@@ -67,8 +67,8 @@ def read_tatoeba(
     """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``).
 
     ``path`` defaults to the shipped file for ``lang`` ("es": 118,964 pairs, "fr": 167,130 pairs).
-    ``limit`` stops after that many accepted pairs. Whitespace is normalised; the text is not unescaped
-    (Tatoeba is raw text, so ``&`` is a literal ampersand).
+    ``limit`` stops after that many accepted pairs. Each side is only trimmed: Tatoeba is raw text, so
+    ``&`` is a literal ampersand and interior (e.g. French non-breaking) spaces are kept.
     """
     if path is None:
         path = data_path("bitext", *_lookup(TATOEBA_FILES, lang, "Tatoeba language"))
@@ -82,7 +82,8 @@ def read_tatoeba(
         except DataFormatError as err:
             reject(quarantine, path, number, err.problem, text)
             continue
-        en, foreign = _normalise(en, unescape=False), _normalise(foreign, unescape=False)
+        # Raw text: only trim the ends, so French non-breaking spaces before "!", "?" etc. stay as written.
+        en, foreign = en.strip(), foreign.strip()
         problem = _pair_problem(en, foreign, lang, max_chars)
         if problem is not None:
             _, reason = problem

@@ -10,6 +10,7 @@ Note that the Spanish Wiktionary files contain a few entries with an empty Engli
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,8 @@ def read_word_pairs(
 ) -> list[DictionaryEntry]:
     """Read any two-column word list (``source SEP target``, ``.gz`` read transparently).
 
-    A line without exactly two fields, or with an empty (or all-whitespace) word, raises
-    :class:`DataFormatError`, or with a ``quarantine`` is kept aside with its reason.
+    A line without exactly two fields, or with a word that is empty or only whitespace/control characters,
+    raises :class:`DataFormatError`, or with a ``quarantine`` is kept aside with its reason.
     ``limit`` stops after that many accepted entries.
     """
     path = Path(path)
@@ -58,13 +59,21 @@ def read_word_pairs(
         except DataFormatError as err:
             reject(quarantine, path, number, err.problem, text)
             continue
-        if not source_word.strip():
-            reject(quarantine, path, number, "empty source word", text)
-        elif not target_word.strip():
-            reject(quarantine, path, number, "empty target word", text)
-        else:
-            entries.append(DictionaryEntry(source_word, target_word, number))
+        problem = _blank_word_problem(source_word, "source") or _blank_word_problem(target_word, "target")
+        if problem is not None:
+            reject(quarantine, path, number, problem, text)
+            continue
+        entries.append(DictionaryEntry(source_word, target_word, number))
     return entries
+
+
+def _blank_word_problem(word: str, role: str) -> str | None:
+    """Why ``word`` is not a word at all (empty, or nothing but whitespace/control characters), else None."""
+    if not word:
+        return f"empty {role} word"
+    if all(char.isspace() or unicodedata.category(char) == "Cc" for char in word):
+        return f"{role} word has only whitespace or control characters"
+    return None
 
 
 def read_muse(

@@ -47,5 +47,6 @@ def split_fields(path: Path, number: int, text: str, expected: int | tuple[int, 
     allowed = (expected,) if isinstance(expected, int) else expected
     if len(fields) not in allowed:
         want = " or ".join(str(n) for n in allowed)
-        raise DataFormatError(path, number, f"expected {want} tab-separated fields, found {len(fields)}")
+        separator = "tab" if sep == "\t" else repr(sep)
+        raise DataFormatError(path, number, f"expected {want} {separator}-separated fields, found {len(fields)}")
     return fields

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from parabit.encoders.base import SentenceEncoder
+from parabit.encoders.base import PAD_ID, SentenceEncoder
 from parabit.encoders.pooling import pooling_function
 
 
@@ -29,8 +30,12 @@ class AvgEncoder(SentenceEncoder):
     ):
         super().__init__(vocab_size, dim, initial_vectors=initial_vectors, sparse=sparse)
         self.pooling = pooling
-        self._pool = pooling_function(pooling, self.POOLINGS)
+        pooling_function(pooling, self.POOLINGS)  # validates the name
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        mask = self.mask(ids, lengths)
-        return self._pool(self.embed(ids, mask), mask)
+        # embedding_bag reduces inside the lookup: no [B, T, dim] intermediate, and its backward writes the
+        # sparse gradient directly. Positions past each length become PAD, which embedding_bag leaves out of
+        # both the sum and the mean's count.
+        ids = ids.masked_fill(~self.mask(ids, lengths), PAD_ID)
+        return F.embedding_bag(ids, self.embedding.weight, mode=self.pooling, padding_idx=PAD_ID,
+                               sparse=self.embedding.sparse)

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from parabit.data.bitext import read_europarl, read_tatoeba
 from parabit.data.errors import Quarantine
+from parabit.data.ppdb import read_ppdb_lexical
 from parabit.paths import output_root
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
@@ -71,10 +72,9 @@ def load_text_pairs(config: DataConfig) -> TextPairs:
             pairs += read_europarl(config.lang, "train", quarantine=quarantine)
         return TextPairs([p.en for p in pairs], [p.foreign for p in pairs], "en", config.lang, dict(quarantine.counts))
     if config.condition == "ppdb":
-        from parabit.data.ppdb import read_ppdb_lexical
-
-        pairs = read_ppdb_lexical()
-        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", {})
+        quarantine = Quarantine()
+        pairs = read_ppdb_lexical(quarantine=quarantine)
+        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", dict(quarantine.counts))
     table = pq.read_table(config.path)
     missing = {"text_a", "text_b"} - set(table.column_names)
     if missing:

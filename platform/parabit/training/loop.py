@@ -81,7 +81,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
     objective = PairObjective(config.objective, initial_table).to(device)
     optimizers = build_optimizers(model, config.optim)
 
-    start_epoch, history = 0, []
+    start_epoch, history, resumes = 0, [], 0
     checkpoint = ray.train.get_checkpoint()
     if checkpoint is not None:
         with checkpoint.as_directory() as directory:
@@ -90,7 +90,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
         for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
             optimizer.load_state_dict(optimizer_state)
         torch.set_rng_state(state["torch_rng"])
-        start_epoch, history = state["epoch"], list(state["history"])
+        start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
         if rank == 0:
             log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
 
@@ -129,6 +129,8 @@ def train_loop_per_worker(loop_config: dict) -> None:
             "loss": total_loss / max(seen, 1),
             "pairs_per_second": seen * world / max(train_seconds, 1e-9),
             "epoch_seconds": train_seconds,
+            "workers": world,
+            "resumes": resumes,
         }
         if rank == 0:
             for score in dev(embedder.encode):
@@ -149,6 +151,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
                     "torch_rng": torch.get_rng_state(),
                     "epoch": epoch + 1,
                     "history": history,
+                    "resumes": resumes,
                 }, Path(directory) / CHECKPOINT_FILE)
                 embedder.save(Path(directory) / EMBEDDER_DIR)
                 ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
