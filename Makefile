@@ -5,7 +5,7 @@ setup:
 	@bash scripts/setup.sh
 
 main: setup
-	.venv/bin/python jobs/evaluate.py
+	.venv/bin/python jobs/train.py --config jobs/configs/bilingual_sentences.yaml
 
 test: setup
 	.venv/bin/python -m pytest

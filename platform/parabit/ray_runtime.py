@@ -25,12 +25,14 @@ def init_ray(num_cpus: int | None = None) -> None:
     """Join ``RAY_ADDRESS`` if set, else start a local Ray; a no-op when Ray is already up in this process."""
     if ray.is_initialized():
         return
+    if os.environ.get("RAY_ADDRESS"):
+        # On a cluster the job's runtime environment (declared once, at `ray job submit`) is the one in force;
+        # passing another here would replace it.
+        log.info("joining the Ray cluster at %s", os.environ["RAY_ADDRESS"])
+        ray.init()
+        return
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     runtime_env = {"env_vars": env_vars} if env_vars else None
-    if os.environ.get("RAY_ADDRESS"):
-        log.info("joining the Ray cluster at %s", os.environ["RAY_ADDRESS"])
-        ray.init(runtime_env=runtime_env)
-        return
     ray.init(
         num_cpus=num_cpus,
         include_dashboard=True,

@@ -28,14 +28,10 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
     def load_context(self, context):
         self.embedder = SentenceEmbedder.load(context.artifacts["embedder"])
 
-    def predict(self, context, model_input, params=None):
-        if isinstance(model_input, pd.DataFrame):
-            if "text" not in model_input.columns:
-                raise ValueError(f"input needs a 'text' column; it has {list(model_input.columns)}")
-            texts = model_input["text"]
-        else:
-            texts = pd.Series(model_input)
-        return self.embedder.encode([str(t) for t in texts.tolist()])
+    def predict(self, context, model_input: pd.DataFrame, params=None) -> np.ndarray:
+        if "text" not in model_input.columns:
+            raise ValueError(f"input needs a 'text' column; it has {list(model_input.columns)}")
+        return self.embedder.encode([str(text) for text in model_input["text"].tolist()])
 
 
 def _requirements() -> list[str]:

@@ -32,14 +32,14 @@ def load_glove() -> tuple[tuple[str, ...], np.ndarray]:
     return words, vectors
 
 
-def glove_rows_for(vocab: Vocabulary, lang: str = "en") -> tuple[np.ndarray, int]:
+def glove_rows_for(vocab: Vocabulary, lang: str = "en", std: float = 0.1, seed: int = 0) -> tuple[np.ndarray, int]:
     """An initial embedding table ``[len(vocab), 50]`` for ``vocab``: GloVe rows for words of ``lang`` that GloVe
-    knows, small random rows for the rest (seeded), zeros for padding. Returns the table and how many words were found.
+    knows, N(0, std²) rows for the rest (seeded), zeros for padding. Returns the table and how many words were found.
     """
     words, vectors = load_glove()
     position = {word: i for i, word in enumerate(words)}
-    rng = np.random.default_rng(0)
-    table = rng.normal(0.0, 0.1, size=(len(vocab), GLOVE_DIM)).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    table = rng.normal(0.0, std, size=(len(vocab), GLOVE_DIM)).astype(np.float32)
     table[0] = 0.0
     found_ids, glove_ids = [], []
     for index, word in vocab.words(lang):

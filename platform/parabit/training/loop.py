@@ -40,13 +40,26 @@ def _load_shard(batch_size: int = 65_536) -> dict[str, torch.Tensor]:
     return {name: torch.from_numpy(array) for name, array in arrays.items()}
 
 
-def _epoch_generator(seed: int, epoch: int, rank: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed * 1_000_003 + epoch * 1_009 + rank)
+def _worker_nodes(world: int) -> list[str]:
+    """The Ray node id of every worker, by rank (gathered over the process group when there is one)."""
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    if world == 1 or not torch.distributed.is_initialized():
+        return [node]
+    nodes: list = [None] * world
+    torch.distributed.all_gather_object(nodes, node)
+    return nodes
+
+
+def _epoch_generator(seed: int, epoch: int, rank: int, device: torch.device) -> torch.Generator:
+    """Shuffling and negative sampling draw from this; on the data's device, so draws need no host round trip."""
+    return torch.Generator(device=device).manual_seed(seed * 1_000_003 + epoch * 1_009 + rank)
 
 
 def _batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator):
     """Shuffled batches, each trimmed to its longest sentence; a last batch of one pair is dropped (no negatives)."""
-    order = torch.randperm(len(data["len_a"]), generator=generator)
+    order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
         if len(rows) < 2:
@@ -94,6 +107,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
         if rank == 0:
             log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
 
+    worker_nodes = _worker_nodes(world)
     data = {name: tensor.to(device) for name, tensor in _load_shard().items()}
     rows = len(data["len_a"])
     steps = _steps_per_epoch(rows, config.optim.batch_size)
@@ -103,15 +117,18 @@ def train_loop_per_worker(loop_config: dict) -> None:
     if rank == 0 and loop_config.get("mlflow_run_id"):
         tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
                              uri=loop_config.get("tracking_uri"))
+        tracker.set_tags({"parabit.worker_nodes": ",".join(worker_nodes), "parabit.device": str(device)})
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
 
     for epoch in range(start_epoch, config.optim.epochs):
         model.train()
-        generator = _epoch_generator(config.seed, epoch, rank)
+        generator = _epoch_generator(config.seed, epoch, rank, device)
         started = last_status = time.perf_counter()
         total_loss, seen = 0.0, 0
         for step, batch in enumerate(_batches(data, config.optim.batch_size, generator), start=1):
-            g1, g2 = model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
-            loss = objective(g1, g2, batch, encoder.embedding.weight, generator)
+            with autocast:
+                g1, g2 = model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
+                loss = objective(g1, g2, batch, encoder.embedding.weight, generator)
             for optimizer in optimizers:
                 optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -130,6 +147,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
             "pairs_per_second": seen * world / max(train_seconds, 1e-9),
             "epoch_seconds": train_seconds,
             "workers": world,
+            "distinct_nodes": len(set(worker_nodes)),
             "resumes": resumes,
         }
         if rank == 0:

@@ -31,13 +31,19 @@ def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:
     return {"encoder": config.encoder, "vocab_size": vocab_size, "dim": config.dim, "options": dict(config.options)}
 
 
-def build_encoder(config: ModelConfig, vocab: Vocabulary, sparse: bool) -> tuple[SentenceEncoder, dict]:
-    """The encoder of ``config`` over ``vocab`` (GloVe rows for English words if ``init: glove``) and its spec."""
-    spec = encoder_spec(config, len(vocab))
-    initial = None
+def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
+    """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed), GloVe rows for English if asked."""
+    table = torch.randn(len(vocab), config.dim) * config.init_std
     if config.init == "glove":
-        table, _ = glove_rows_for(vocab, "en")
-        initial = torch.from_numpy(table)
+        glove, _ = glove_rows_for(vocab, "en", std=config.init_std)
+        table = torch.from_numpy(glove)
+    return table
+
+
+def build_encoder(config: ModelConfig, vocab: Vocabulary, sparse: bool) -> tuple[SentenceEncoder, dict]:
+    """The encoder of ``config`` over ``vocab`` with its initial word table, and its spec."""
+    spec = encoder_spec(config, len(vocab))
+    initial = initial_word_table(config, vocab)
     return SentenceEmbedder.build_encoder(spec, sparse=sparse, initial_vectors=initial), spec
 
 

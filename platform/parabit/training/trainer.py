@@ -58,6 +58,13 @@ def _run_record(config: TrainConfig) -> Path:
 
 
 def _check_resources(config: TrainConfig) -> None:
+    if config.scaling.use_gpu:
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if gpus < config.scaling.num_workers:
+            raise ValueError(
+                f"scaling.use_gpu asks for {config.scaling.num_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
+                "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
+            )
     cpus = available_cpus()
     wanted = config.scaling.num_workers * config.scaling.cpus_per_worker
     # Ray Data's read tasks need a CPU of their own; without one the job waits forever.
@@ -133,7 +140,7 @@ def run_training(config: TrainConfig) -> TrainingResult:
         scaling_config=RayScalingConfig(
             num_workers=config.scaling.num_workers,
             use_gpu=config.scaling.use_gpu,
-            resources_per_worker={"CPU": config.scaling.cpus_per_worker},
+            resources_per_worker={"CPU": config.scaling.cpus_per_worker, **config.scaling.resources_per_worker},
         ),
         run_config=RunConfig(
             name=config.name,

@@ -1,0 +1,94 @@
+# Shared by start.sh, stop.sh and ../submit.sh (sourced, never run): the one place that decides where a local
+# cluster keeps its state, which ports its nodes use and how its processes are started and stopped.
+# shellcheck shell=bash
+
+INFRA_LOCAL_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT_ROOT="$(cd "$INFRA_LOCAL_DIR/../.." && pwd)"
+
+# Everything a cluster writes (pid files, logs, the MLflow store and artifacts, the auth token) lives here.
+# outputs/ is already git-ignored and excluded from `ray job submit` uploads.
+STATE_DIR="${PARABIT_CLUSTER_DIR:-$PROJECT_ROOT/outputs/local-cluster}"
+NUM_WORKERS="${PARABIT_NUM_WORKERS:-2}"
+HEAD_CPUS="${PARABIT_HEAD_CPUS:-1}"
+WORKER_CPUS="${PARABIT_WORKER_CPUS:-1}"
+# Two cores and a few GiB per user here: Ray's default (30% of memory per node) would reserve far too much.
+OBJECT_STORE_BYTES="${PARABIT_OBJECT_STORE_BYTES:-268435456}"
+# Ports: the head's GCS at BASE, its dashboard at BASE+1, its client server at BASE+2; node i (0 = head) gets a
+# block of 100 ports at BASE+100*(i+1). Distinct blocks are what let several raylets share one machine.
+PORT_BASE="${PARABIT_PORT_BASE:-26300}"
+MLFLOW_PORT="${PARABIT_MLFLOW_PORT:-$((PORT_BASE + 3))}"
+GCS_PORT="$PORT_BASE"
+DASHBOARD_PORT="$((PORT_BASE + 1))"
+CLIENT_PORT="$((PORT_BASE + 2))"
+DASHBOARD_URL="http://127.0.0.1:$DASHBOARD_PORT"
+MLFLOW_URL="http://127.0.0.1:$MLFLOW_PORT"
+START_TIMEOUT="${PARABIT_START_TIMEOUT:-120}"
+STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
+
+# The cluster's own binaries: nodes started from the venv run jobs with the venv's Python.
+VENV_BIN="${PARABIT_VENV_BIN:-$PROJECT_ROOT/.venv/bin}"
+export PATH="$VENV_BIN:$PATH"
+
+# Ray's session files (sockets, logs) go under one short temp dir per cluster, shared by all its nodes (Ray
+# ties the session dir to the head; Unix socket paths must stay under 107 bytes, so not under STATE_DIR).
+RAY_TEMP_DIR="${PARABIT_RAY_TEMP_DIR:-/tmp/parabit-ray-$PORT_BASE}"
+
+# Token auth, explicitly and the same for every process that talks to this cluster: with RAY_AUTH_MODE unset, a
+# stray ~/.ray/auth_token switches auth on for `ray start` but not for the CLI (InvalidAuthToken). The token is
+# the cluster's own, so other Rays of this user are unaffected.
+export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+export RAY_AUTH_TOKEN_PATH="${RAY_AUTH_TOKEN_PATH:-$STATE_DIR/auth_token}"
+
+log() { echo "[parabit-cluster] $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# The file start.sh writes for clients (submit.sh, users: `source $STATE_DIR/cluster.env`).
+CLUSTER_ENV="$STATE_DIR/cluster.env"
+
+node_port() {  # node_port NODE_INDEX OFFSET: a port in node NODE_INDEX's block (offsets 0..99)
+    echo $((PORT_BASE + 100 * ($1 + 1) + $2))
+}
+
+pid_alive() { kill -0 "$1" 2>/dev/null; }
+
+group_alive() {  # any process left in process group $1?
+    pgrep -g "$1" >/dev/null 2>&1
+}
+
+spawn() {  # spawn NAME LOGFILE CMD...: run CMD in its own session (pgid = pid), record the pid in NAME.pid
+    local name="$1" logfile="$2"
+    shift 2
+    setsid "$@" >"$logfile" 2>&1 </dev/null &
+    echo $! >"$STATE_DIR/$name.pid"
+}
+
+wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers, failing early if the process died
+    local url="$1" what="$2" pid logfile="$4" deadline=$((SECONDS + START_TIMEOUT))
+    pid="$(cat "$3")"
+    until curl -fsS -o /dev/null --max-time 2 "$url"; do
+        if ! pid_alive "$pid"; then
+            tail -n 30 "$logfile" >&2 || true
+            die "$what exited during start-up (log: $logfile)"
+        fi
+        ((SECONDS < deadline)) || { tail -n 30 "$logfile" >&2 || true; die "$what not healthy at $url after ${START_TIMEOUT}s (log: $logfile)"; }
+        sleep 1
+    done
+}
+
+stop_group() {  # stop_group NAME: SIGTERM the process group recorded in NAME.pid, SIGKILL it after STOP_TIMEOUT
+    local pidfile="$STATE_DIR/$1.pid" pgid deadline
+    [ -f "$pidfile" ] || return 0
+    pgid="$(cat "$pidfile")"
+    if group_alive "$pgid"; then
+        log "stopping $1 (process group $pgid)"
+        kill -TERM -- "-$pgid" 2>/dev/null || true
+        deadline=$((SECONDS + STOP_TIMEOUT))
+        while group_alive "$pgid" && ((SECONDS < deadline)); do sleep 0.5; done
+        if group_alive "$pgid"; then
+            log "$1 still running after ${STOP_TIMEOUT}s: SIGKILL"
+            kill -KILL -- "-$pgid" 2>/dev/null || true
+            sleep 0.5
+        fi
+    fi
+    rm -f "$pidfile"
+}
