@@ -29,15 +29,22 @@ STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
 VENV_BIN="${PARABIT_VENV_BIN:-$PROJECT_ROOT/.venv/bin}"
 export PATH="$VENV_BIN:$PATH"
 
-# Ray's session files (sockets, logs) go under one short temp dir per cluster, shared by all its nodes (Ray
-# ties the session dir to the head; Unix socket paths must stay under 107 bytes, so not under STATE_DIR).
+# Ray's session files (sockets, logs, unpacked working dirs) go under one short temp dir per cluster with a
+# folder per node. Per node, because nodes sharing a session dir also share runtime_resources/: a worker node
+# unpacking a job's working_dir there replaces the driver's current directory under it (FileNotFoundError from
+# os.getcwd() mid-job). Short, because Unix socket paths must stay under 107 bytes.
 RAY_TEMP_DIR="${PARABIT_RAY_TEMP_DIR:-/tmp/parabit-ray-$PORT_BASE}"
+node_temp_dir() { echo "$RAY_TEMP_DIR/node-$1"; }
 
 # Token auth, explicitly and the same for every process that talks to this cluster: with RAY_AUTH_MODE unset, a
 # stray ~/.ray/auth_token switches auth on for `ray start` but not for the CLI (InvalidAuthToken). The token is
-# the cluster's own, so other Rays of this user are unaffected.
-export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
-export RAY_AUTH_TOKEN_PATH="${RAY_AUTH_TOKEN_PATH:-$STATE_DIR/auth_token}"
+# the cluster's own file, so other Rays of this user are unaffected. A function, because only the local cluster's
+# clients want it: submit.sh to a remote cluster keeps the caller's settings.
+RAY_AUTH_TOKEN_FILE="$STATE_DIR/auth_token"
+use_cluster_auth() {
+    export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+    export RAY_AUTH_TOKEN_PATH="${RAY_AUTH_TOKEN_PATH:-$RAY_AUTH_TOKEN_FILE}"
+}
 
 log() { echo "[parabit-cluster] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -62,10 +69,16 @@ spawn() {  # spawn NAME LOGFILE CMD...: run CMD in its own session (pgid = pid),
     echo $! >"$STATE_DIR/$name.pid"
 }
 
+http_get() {  # http_get URL: the body, with this cluster's Ray token (the dashboard answers 401 without it)
+    local auth=()
+    [ -s "${RAY_AUTH_TOKEN_PATH:-}" ] && auth=(-H "Authorization: Bearer $(cat "$RAY_AUTH_TOKEN_PATH")")
+    curl -fs --max-time 5 "${auth[@]}" "$1"
+}
+
 wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers, failing early if the process died
     local url="$1" what="$2" pid logfile="$4" deadline=$((SECONDS + START_TIMEOUT))
     pid="$(cat "$3")"
-    until curl -fsS -o /dev/null --max-time 2 "$url"; do
+    until http_get "$url" >/dev/null; do
         if ! pid_alive "$pid"; then
             tail -n 30 "$logfile" >&2 || true
             die "$what exited during start-up (log: $logfile)"
@@ -75,13 +88,15 @@ wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers, fai
     done
 }
 
-stop_group() {  # stop_group NAME: SIGTERM the process group recorded in NAME.pid, SIGKILL it after STOP_TIMEOUT
+stop_group() {  # stop_group NAME: stop the process group recorded in NAME.pid, SIGKILL whatever outlives STOP_TIMEOUT
     local pidfile="$STATE_DIR/$1.pid" pgid deadline
     [ -f "$pidfile" ] || return 0
     pgid="$(cat "$pidfile")"
     if group_alive "$pgid"; then
         log "stopping $1 (process group $pgid)"
-        kill -TERM -- "-$pgid" 2>/dev/null || true
+        # The leader only (`ray start --block`, `mlflow server`): it shuts its children down in order. Signalling
+        # the whole group would kill the GCS first, and `ray start` would then wait 30 s for it to drain the node.
+        kill -TERM "$pgid" 2>/dev/null || true
         deadline=$((SECONDS + STOP_TIMEOUT))
         while group_alive "$pgid" && ((SECONDS < deadline)); do sleep 0.5; done
         if group_alive "$pgid"; then

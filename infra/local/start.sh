@@ -25,6 +25,7 @@ source "$(dirname "$0")/lib.sh"
 command -v ray >/dev/null || die "no 'ray' in $VENV_BIN: run 'make setup' first (or set PARABIT_VENV_BIN)"
 [[ "$NUM_WORKERS" =~ ^[0-9]+$ ]] || die "the number of workers must be a whole number, got '$NUM_WORKERS'"
 mkdir -p "$STATE_DIR/logs"
+use_cluster_auth
 
 # Idempotent: a cluster already running from this state dir is reported, not started twice.
 if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; then
@@ -48,43 +49,54 @@ node_ports() {  # the per-node ports of node $1: each raylet needs its own, or t
         "--metrics-export-port=$(node_port "$1" 4)" "--runtime-env-agent-port=$(node_port "$1" 5)" \
         "--min-worker-port=$(node_port "$1" 10)" "--max-worker-port=$(node_port "$1" 99)"
 }
-common=(--block --disable-usage-stats "--temp-dir=$RAY_TEMP_DIR" "--object-store-memory=$OBJECT_STORE_BYTES")
-
-log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
-# shellcheck disable=SC2046  # node_ports is a list of words on purpose
-spawn head "$STATE_DIR/logs/head.log" ray start --head "${common[@]}" --node-ip-address=127.0.0.1 \
-    --port="$GCS_PORT" --ray-client-server-port="$CLIENT_PORT" \
-    --include-dashboard=true --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" \
-    --num-cpus="$HEAD_CPUS" --num-gpus=0 --labels="parabit-node=head" $(node_ports 0)
-wait_http "$DASHBOARD_URL/api/version" "the Ray head" "$STATE_DIR/head.pid" "$STATE_DIR/logs/head.log"
-
-for i in $(seq 1 "$NUM_WORKERS"); do
-    log "starting worker node $i: $WORKER_CPUS CPU(s), resource train_slot=1, label parabit-node=worker-$i"
-    # shellcheck disable=SC2046
-    spawn "worker-$i" "$STATE_DIR/logs/worker-$i.log" ray start "${common[@]}" --node-ip-address=127.0.0.1 \
-        --address="127.0.0.1:$GCS_PORT" --num-cpus="$WORKER_CPUS" --num-gpus=0 \
-        --resources='{"train_slot": 1}' --labels="parabit-node=worker-$i" $(node_ports "$i")
-done
+node_args() {  # what every node gets: its ports, its own temp dir, a small object store, no GPUs
+    node_ports "$1"
+    echo --block --disable-usage-stats "--temp-dir=$(node_temp_dir "$1")" "--object-store-memory=$OBJECT_STORE_BYTES" \
+        --node-ip-address=127.0.0.1 --num-gpus=0
+}
+GCS_ADDRESS="127.0.0.1:$GCS_PORT"
+# The environment of every `ray start`, inherited by its workers. RAY_ADDRESS: processes that call ray.init() or
+# the state API without an address (Ray Train's PlacementGroupCleaner does) would otherwise find every Ray on the
+# machine and fail with "Found multiple active Ray instances". No drain on SIGTERM: it exists for Ray Serve
+# replicas, and it made stop.sh wait 30 s per node.
+ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0)
 
 log "starting the MLflow server at $MLFLOW_URL (store $STATE_DIR/mlflow.db, artifacts $STATE_DIR/mlartifacts)"
-# One gunicorn worker and no job runner: ~0.5 GB and ~10 s to healthy instead of ~1.1 GB and ~16 s.
+# First, so it comes up while the Ray nodes do. One worker and no job runner: ~0.5 GB and ~10 s to healthy
+# instead of ~1.1 GB and ~16 s. Artifacts are proxied by the server: jobs on any node upload over HTTP.
 MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server \
     --backend-store-uri "sqlite:///$STATE_DIR/mlflow.db" --artifacts-destination "$STATE_DIR/mlartifacts" \
     --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
 
-# Healthy means: every worker raylet registered with the head, and MLflow answering.
-deadline=$((SECONDS + START_TIMEOUT))
-want=$((NUM_WORKERS + 1))
-until [ "$(curl -fsS --max-time 5 -H "Authorization: Bearer $(cat "$RAY_AUTH_TOKEN_PATH" 2>/dev/null)" \
-        "$DASHBOARD_URL/nodes?view=summary" | python -c \
-        'import json,sys; print(sum(n["raylet"]["state"] == "ALIVE" for n in json.load(sys.stdin)["data"]["summary"]))' \
-        2>/dev/null)" = "$want" ]; do
-    for i in $(seq 1 "$NUM_WORKERS"); do
-        group_alive "$(cat "$STATE_DIR/worker-$i.pid")" || { tail -n 30 "$STATE_DIR/logs/worker-$i.log" >&2; die "worker node $i exited during start-up"; }
+log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
+# shellcheck disable=SC2046  # node_args is a list of words on purpose
+spawn head "$STATE_DIR/logs/head.log" "${ray_env[@]}" ray start --head $(node_args 0) \
+    --port="$GCS_PORT" --ray-client-server-port="$CLIENT_PORT" \
+    --include-dashboard=true --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" \
+    --num-cpus="$HEAD_CPUS" --labels="parabit-node=head"
+wait_http "$DASHBOARD_URL/api/version" "the Ray head" "$STATE_DIR/head.pid" "$STATE_DIR/logs/head.log"
+
+alive_nodes() {  # how many raylets of this cluster the head sees alive
+    http_get "$DASHBOARD_URL/nodes?view=summary" | python -c \
+        'import json, sys; print(sum(n["raylet"]["state"] == "ALIVE" for n in json.load(sys.stdin)["data"]["summary"]))'
+}
+
+# One worker node at a time: the machine has two cores, and each raylet needs a few seconds of CPU to register.
+for i in $(seq 1 "$NUM_WORKERS"); do
+    log "starting worker node $i: $WORKER_CPUS CPU(s), resource train_slot=1, label parabit-node=worker-$i"
+    # shellcheck disable=SC2046
+    spawn "worker-$i" "$STATE_DIR/logs/worker-$i.log" "${ray_env[@]}" ray start $(node_args "$i") \
+        --address="$GCS_ADDRESS" --num-cpus="$WORKER_CPUS" \
+        --resources='{"train_slot": 1}' --labels="parabit-node=worker-$i"
+    deadline=$((SECONDS + START_TIMEOUT))
+    until [ "$(alive_nodes 2>/dev/null)" = "$((i + 1))" ]; do
+        group_alive "$(cat "$STATE_DIR/worker-$i.pid")" ||
+            { tail -n 30 "$STATE_DIR/logs/worker-$i.log" >&2; die "worker node $i exited during start-up"; }
+        ((SECONDS < deadline)) || die "worker node $i did not register with the head in ${START_TIMEOUT}s (logs: $STATE_DIR/logs, $(node_temp_dir "$i")/session_latest/logs)"
+        sleep 1
     done
-    ((SECONDS < deadline)) || die "only some of the $want Ray nodes registered after ${START_TIMEOUT}s (logs: $STATE_DIR/logs)"
-    sleep 1
 done
+
 wait_http "$MLFLOW_URL/health" "the MLflow server" "$STATE_DIR/mlflow.pid" "$STATE_DIR/logs/mlflow.log"
 
 cat >"$CLUSTER_ENV" <<ENV
@@ -94,5 +106,5 @@ export RAY_AUTH_MODE=$RAY_AUTH_MODE
 export RAY_AUTH_TOKEN_PATH=$RAY_AUTH_TOKEN_PATH
 export MLFLOW_TRACKING_URI=$MLFLOW_URL
 ENV
-log "up: $want Ray node(s), dashboard $DASHBOARD_URL, MLflow $MLFLOW_URL; state in $STATE_DIR"
+log "up: $((NUM_WORKERS + 1)) Ray node(s), dashboard $DASHBOARD_URL, MLflow $MLFLOW_URL; state in $STATE_DIR"
 cat "$CLUSTER_ENV"

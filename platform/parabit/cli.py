@@ -93,7 +93,36 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-COMMANDS = {"evaluate": evaluate_main, "train": train_main}
+def sweep_main(argv: Sequence[str] | None = None) -> int:
+    """Run (or resume) a Ray Tune sweep described by a search-space YAML file; register the best model."""
+    parser = argparse.ArgumentParser(prog="parabit sweep", description=sweep_main.__doc__)
+    parser.add_argument("--space", required=True, help="search space YAML (see tuning/spaces/)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a fixed training field for every trial, e.g. --set optim.epochs=2")
+    parser.add_argument("--name", help="sweep name (default: the space's name); the same name resumes")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    from parabit.config import parse_override
+    from parabit.tuning.space import load_space
+    from parabit.tuning.sweep import run_sweep
+
+    space = load_space(args.space)
+    for override in args.overrides:
+        key, value = parse_override(override)
+        space.fixed[key] = value
+    if args.name:
+        space.name = args.name
+    summary = run_sweep(space)
+    print(summary["best_report"].table())
+    print(f"\n{summary['trials']} trials ({summary['errors']} errors) in {summary['seconds']:.0f} s")
+    print(f"best {space.search.metric}: {summary['best_dev_score']:.4f} with {summary['best_params']}")
+    print(f"MLflow parent run id: {summary['parent_run_id']}  experiment: {space.trial_config(space.points()[0], 'x').tracking.experiment}")
+    print(f"model: {summary['model_uri']}")
+    return 0
+
+
+COMMANDS = {"evaluate": evaluate_main, "train": train_main, "sweep": sweep_main}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,4 +35,4 @@ def test_second_call_reads_the_cache(tatoeba_slice, tmp_path):
     assert second.stats["pairs_kept"] == 500
     assert second.stats["rejected"]["beyond max_pairs sample"] == 4000 - 500 - sum(
         v for k, v in second.stats["rejected"].items() if k != "beyond max_pairs sample")
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob("*.partial-*"))

@@ -39,12 +39,16 @@ class STSEvaluator:
     """Scores an encoder on the STS releases of the given years (2012 = the 2012 test sets, as the seeds report).
 
     The data is read once, when the evaluator is created, so it can be called after every epoch cheaply.
+    ``subsets`` restricts each release to the named subsets (e.g. ``("SMTeuroparl",)``).
     """
 
-    def __init__(self, years: Sequence[int] = STS_BENCHMARK_YEARS, split: str = "test"):
+    def __init__(self, years: Sequence[int] = STS_BENCHMARK_YEARS, split: str = "test",
+                 subsets: Sequence[str] | None = None):
         self.years = tuple(years)
         self.split = split
-        self.releases: dict[int, list[STSSubset]] = {year: read_sts_year(year, split) for year in self.years}
+        self.releases: dict[int, list[STSSubset]] = {
+            year: [s for s in read_sts_year(year, split) if subsets is None or s.name in subsets] for year in self.years
+        }
 
     def __call__(self, encode: Encode) -> list[Score]:
         scores: list[Score] = []
@@ -54,3 +58,23 @@ class STSEvaluator:
             scores.extend(per_subset)
             scores.extend(year_averages(benchmark, per_subset))
         return scores
+
+
+# Development sets for model selection: STS 2016 (Wieting et al.) or the 2012 SMT-europarl training file
+# (Elgohary & Carpuat's tuning set).
+DEV_SETS = {
+    "sts2016": lambda: STSEvaluator((2016,)),
+    "sts2012-train-smteuroparl": lambda: STSEvaluator((2012,), split="train", subsets=("SMTeuroparl",)),
+}
+
+
+def dev_evaluator(name: str) -> STSEvaluator:
+    """The evaluator of a development set named in :data:`DEV_SETS`."""
+    if name not in DEV_SETS:
+        raise ValueError(f"unknown dev set {name!r}; choose one of {sorted(DEV_SETS)}")
+    return DEV_SETS[name]()
+
+
+def dev_score(scores: list[Score]) -> float:
+    """The single number model selection maximises: the mean Pearson r over the dev set's subsets."""
+    return next(s.value for s in scores if s.subset == "mean" and s.metric == "pearson")

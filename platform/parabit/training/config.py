@@ -166,7 +166,11 @@ class TrackingConfig:
 
 @dataclass
 class TrainConfig:
-    """A whole training run. ``name`` identifies it: re-running with the same name resumes from its last checkpoint."""
+    """A whole training run. ``name`` identifies it: re-running with the same name resumes from its last checkpoint.
+
+    ``dev`` is the development set scored after every epoch (``sts2016`` or ``sts2012-train-smteuroparl``); its
+    mean Pearson r is reported as ``dev_score``, the metric sweeps optimise.
+    """
 
     name: str = "avg-jbi-bilingual-sentences"
     seed: int = 1
@@ -177,11 +181,14 @@ class TrainConfig:
     scaling: ScalingConfig = field(default_factory=ScalingConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
-    dev_years: tuple[int, ...] = (2016,)
+    dev: str = "sts2016"
     max_failures: int = 2
     storage_path: str | None = None
 
     def __post_init__(self):
+        from parabit.evaluation.sts import DEV_SETS
+
+        _check_choice("dev", self.dev, tuple(DEV_SETS))
         if not self.name or "/" in self.name:
             raise ValueError(f"name {self.name!r} must be a non-empty run name without '/'")
         if self.model.init == "glove" and self.data.lang and not self.data.lowercase:

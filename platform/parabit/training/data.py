@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import shutil
+import uuid
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -150,14 +151,17 @@ def prepare_training_data(config: DataConfig, cache_root: Path | None = None) ->
         "ids_a": _fixed_size_ids(ids_a), "len_a": pa.array(len_a.astype(np.int32)),
         "ids_b": _fixed_size_ids(ids_b), "len_b": pa.array(len_b.astype(np.int32)),
     })
-    staging = directory.with_name(directory.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
+    # A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see
+    # each other's half-written files, and the first to finish wins.
+    staging = directory.with_name(f"{directory.name}.partial-{uuid.uuid4().hex[:8]}")
     staging.mkdir(parents=True)
     pq.write_table(table, staging / "pairs.parquet", row_group_size=50_000)
     vocab.save(staging / "vocab.json")
     (staging / "stats.json").write_text(json.dumps(stats, indent=1))
-    shutil.rmtree(directory, ignore_errors=True)
-    staging.rename(directory)
+    try:
+        staging.rename(directory)
+    except OSError:  # another process prepared the same data first
+        shutil.rmtree(staging, ignore_errors=True)
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
     return _load_prepared(directory)
 

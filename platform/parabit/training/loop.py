@@ -20,7 +20,7 @@ import torch
 
 from parabit.config import from_dict
 from parabit.embedder import SentenceEmbedder
-from parabit.evaluation.sts import STSEvaluator
+from parabit.evaluation.sts import dev_evaluator, dev_score
 from parabit.tracking.run_tracker import RunTracker
 from parabit.training.config import TrainConfig
 from parabit.training.data import _load_prepared, arrow_to_tensors
@@ -112,7 +112,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
     rows = len(data["len_a"])
     steps = _steps_per_epoch(rows, config.optim.batch_size)
     embedder = SentenceEmbedder(encoder, spec, prepared.vocab, prepared.tokenizer, "en", prepared.max_tokens)
-    dev = STSEvaluator(config.dev_years) if rank == 0 else None
+    dev = dev_evaluator(config.dev) if rank == 0 else None
     tracker = None
     if rank == 0 and loop_config.get("mlflow_run_id"):
         tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
@@ -151,17 +151,18 @@ def train_loop_per_worker(loop_config: dict) -> None:
             "resumes": resumes,
         }
         if rank == 0:
-            for score in dev(embedder.encode):
+            scores = dev(embedder.encode)
+            metrics["dev_score"] = dev_score(scores)
+            for score in scores:
                 if score.subset in ("mean", "wmean") or score.metric == "pearson":
                     metrics[f"dev/{score.name}"] = score.value
             history.append(metrics)
             if tracker is not None:
                 tracker.log_metrics(metrics, step=epoch + 1)
                 tracker.flush()
-            dev_mean = "  ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in metrics.items()
-                                 if k.endswith("/mean/pearson"))
             print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
-                  f"dev {dev_mean} ({train_seconds:.1f} s, {metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
+                  f"dev {config.dev} {metrics['dev_score']:.3f} ({train_seconds:.1f} s, "
+                  f"{metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
             with tempfile.TemporaryDirectory() as directory:
                 torch.save({
                     "model": encoder.state_dict(),

@@ -10,27 +10,30 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import mlflow
 import ray
 import ray.data
-from ray.train import CheckpointConfig, FailureConfig, RunConfig
+import torch
+from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
 
 from parabit.config import to_dict
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationReport, EvaluationSuite
+from parabit.evaluation.config import EvaluationConfig
 from parabit.export.pyfunc import log_embedder, save_embedder_model
 from parabit.paths import output_root
 from parabit.ray_runtime import available_cpus, init_ray
 from parabit.tracking import RunTracker
 from parabit.tracking.evaluation import log_report
 from parabit.training.config import TrainConfig
-from parabit.training.data import prepare_training_data
-from parabit.training.loop import EMBEDDER_DIR, train_loop_per_worker
+from parabit.training.data import PreparedData, prepare_training_data
+from parabit.training.loop import CHECKPOINT_FILE, EMBEDDER_DIR, train_loop_per_worker
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +79,14 @@ def _check_resources(config: TrainConfig) -> None:
         )
 
 
-def _open_tracker(config: TrainConfig) -> RunTracker:
+def open_tracker(config: TrainConfig, *, kind: str = "training", parent_run_id: str | None = None,
+                 tags: dict | None = None, uri: str | None = None) -> RunTracker:
+    """The MLflow run of ``config.name``: the one recorded for that name if this is a re-run, else a new one
+    (with the config as params). ``kind`` ("training", "trial", "sweep") is tagged for filtering in the UI."""
     record = _run_record(config)
     previous = json.loads(record.read_text()).get("mlflow_run_id") if record.exists() else None
-    tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous,
-                         tags={"parabit.kind": "training", "parabit.run_name": config.name})
+    tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous, parent_run_id=parent_run_id,
+                         tags={"parabit.kind": kind, "parabit.run_name": config.name, **(tags or {})}, uri=uri)
     tracker.start()
     if previous is None:
         tracker.log_params(to_dict(config))
@@ -90,7 +96,7 @@ def _open_tracker(config: TrainConfig) -> RunTracker:
     return tracker
 
 
-def _register(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedder) -> str | None:
+def register_model(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedder) -> str | None:
     """Log and register the pyfunc model; if the tracking store fails, save it locally instead and say where."""
     try:
         if tracker.run_id is None:
@@ -99,9 +105,11 @@ def _register(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedd
         mlflow.set_registry_uri(tracker.uri)
         with mlflow.start_run(run_id=tracker.run_id):
             info = log_embedder(embedder, registered_model_name=config.tracking.register_as)
+        uri = info.model_uri
         if config.tracking.register_as and info.registered_model_version:
-            return f"models:/{config.tracking.register_as}/{info.registered_model_version}"
-        return info.model_uri
+            uri = f"models:/{config.tracking.register_as}/{info.registered_model_version}"
+        tracker.set_tags({"parabit.model_uri": uri})
+        return uri
     except Exception as err:  # noqa: BLE001 - a tracking failure must not lose the trained model
         fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
         save_embedder_model(embedder, fallback)
@@ -109,27 +117,18 @@ def _register(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedd
         return str(fallback)
 
 
-def run_training(config: TrainConfig) -> TrainingResult:
-    """Train, evaluate on the full suite, log everything to MLflow and register the model."""
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    init_ray()
-    seconds["ray_init"] = time.perf_counter() - started
+def build_trainer(
+    config: TrainConfig,
+    prepared: PreparedData,
+    tracker: RunTracker,
+    *,
+    callbacks: Sequence = (),
+) -> TorchTrainer:
+    """The ``TorchTrainer`` of a run: the per-worker loop over the prepared pairs, checkpointing and retries.
 
-    mark = time.perf_counter()
-    prepared = prepare_training_data(config.data)
-    seconds["prepare_data"] = time.perf_counter() - mark
-    print(f"[{config.name}] {prepared.stats['pairs_kept']} training pairs, vocabulary {len(prepared.vocab)}, "
-          f"rejected {prepared.stats['rejected']}", flush=True)
-    _check_resources(config)
-
-    tracker = _open_tracker(config)
-    tracker.set_tags({"parabit.data": str(prepared.directory)})
-    tracker.log_dict(prepared.stats, "data/stats.json")
-    tracker.flush()
-
-    mark = time.perf_counter()
-    trainer = TorchTrainer(
+    Shared by :func:`run_training` and the Tune trial trainable, so a sweep trains exactly like a single run.
+    """
+    return TorchTrainer(
         train_loop_per_worker,
         train_loop_config={
             "config": to_dict(config),
@@ -147,29 +146,58 @@ def run_training(config: TrainConfig) -> TrainingResult:
             storage_path=str(storage_path(config)),
             failure_config=FailureConfig(max_failures=config.max_failures),
             checkpoint_config=CheckpointConfig(num_to_keep=2),
+            callbacks=list(callbacks),
         ),
         datasets={"train": ray.data.read_parquet(str(prepared.pairs_path))},
     )
-    result = trainer.fit()
+
+
+def evaluate_checkpoint(checkpoint: Checkpoint, evaluation: EvaluationConfig) -> tuple[SentenceEmbedder, list, EvaluationReport]:
+    """The embedder saved in a training checkpoint, the run's per-epoch history, and its full evaluation."""
+    with checkpoint.as_directory() as directory:
+        embedder = SentenceEmbedder.load(Path(directory) / EMBEDDER_DIR)
+        history = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)["history"]
+    return embedder, history, EvaluationSuite.standard(evaluation)(embedder.encode)
+
+
+def run_training(config: TrainConfig) -> TrainingResult:
+    """Train, evaluate on the full suite, log everything to MLflow and register the model."""
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    init_ray()
+    seconds["ray_init"] = time.perf_counter() - started
+
+    mark = time.perf_counter()
+    prepared = prepare_training_data(config.data)
+    seconds["prepare_data"] = time.perf_counter() - mark
+    print(f"[{config.name}] {prepared.stats['pairs_kept']} training pairs, vocabulary {len(prepared.vocab)}, "
+          f"rejected {prepared.stats['rejected']}", flush=True)
+    _check_resources(config)
+
+    tracker = open_tracker(config)
+    log_prepared_data(tracker, prepared)
+
+    mark = time.perf_counter()
+    result = build_trainer(config, prepared, tracker).fit()
     seconds["train"] = time.perf_counter() - mark
     if result.checkpoint is None:
         raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
 
     mark = time.perf_counter()
-    with result.checkpoint.as_directory() as directory:
-        embedder = SentenceEmbedder.load(Path(directory) / EMBEDDER_DIR)
-        import torch
-
-        history = torch.load(Path(directory) / "state.pt", map_location="cpu", weights_only=True)["history"]
-    report = EvaluationSuite.standard(config.evaluation)(embedder.encode)
+    embedder, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
     seconds["evaluate"] = time.perf_counter() - mark
     log_report(tracker, report, title=config.name)
 
     mark = time.perf_counter()
-    model_uri = _register(config, tracker, embedder)
+    model_uri = register_model(config, tracker, embedder)
     seconds["register"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - started
     tracker.log_metrics({f"time/{k}_seconds": v for k, v in seconds.items()})
-    tracker.set_tags({"parabit.model_uri": model_uri or ""})
     tracker.finish()
     return TrainingResult(config.name, tracker.run_id, model_uri, report, history, result.checkpoint.path, seconds)
+
+
+def log_prepared_data(tracker: RunTracker, prepared: PreparedData) -> None:
+    """Lineage: which prepared pairs a run trained on, and their statistics."""
+    tracker.set_tags({"parabit.data": str(prepared.directory)})
+    tracker.log_dict(prepared.stats, "data/stats.json")

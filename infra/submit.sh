@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Submit a parabit job to a Ray cluster with the runtime environment of infra/runtime_env.yaml.
+#
+#   infra/submit.sh [ray job submit options] -- python jobs/train.py --config jobs/configs/bilingual_sentences.yaml
+#
+# Cluster and stores, from the environment: RAY_ADDRESS (the dashboard, http://HOST:8265), MLFLOW_TRACKING_URI,
+# PARABIT_DATA, PARABIT_OUTPUT. When a local cluster from infra/local/start.sh is up (same PARABIT_CLUSTER_DIR),
+# its cluster.env supplies the first two and this checkout's data and outputs/ folders the others: every node of a
+# local cluster shares this machine's disk. Options before `--` go to `ray job submit` (e.g. --no-wait,
+# --submission-id NAME, --entrypoint-num-cpus 0).
+set -euo pipefail
+# shellcheck source=local/lib.sh
+source "$(dirname "$0")/local/lib.sh"
+
+if [ -f "$CLUSTER_ENV" ] && [ -z "${RAY_ADDRESS:-}" ]; then
+    # shellcheck disable=SC1090
+    source "$CLUSTER_ENV"   # RAY_ADDRESS, MLFLOW_TRACKING_URI and the cluster's token settings
+    # The local defaults come from parabit itself, so this script cannot disagree with parabit.paths.
+    : "${PARABIT_DATA:=$(python -c 'from parabit.paths import data_root; print(data_root())')}"
+    : "${PARABIT_OUTPUT:=$PROJECT_ROOT/outputs}"
+fi
+for name in RAY_ADDRESS MLFLOW_TRACKING_URI PARABIT_DATA PARABIT_OUTPUT; do
+    [ -n "${!name:-}" ] || die "$name is not set: start a local cluster (infra/local/start.sh) or export it (see infra/README.md)"
+done
+export RAY_ADDRESS MLFLOW_TRACKING_URI PARABIT_DATA PARABIT_OUTPUT
+
+# The YAML with ${VARIABLES} filled in; a variable it names but the shell lacks is an error, not an empty value.
+runtime_env="$(mktemp "${TMPDIR:-/tmp}/parabit-runtime-env.XXXXXX")"
+trap 'rm -f "$runtime_env"' EXIT
+python - "$(dirname "$0")/runtime_env.yaml" "$runtime_env" <<'PY'
+import os, string, sys
+import yaml
+source, target = sys.argv[1:]
+env = yaml.safe_load(open(source))
+try:
+    env["env_vars"] = {k: string.Template(str(v)).substitute(os.environ) for k, v in env.get("env_vars", {}).items()}
+except KeyError as missing:
+    sys.exit(f"submit.sh: {source} uses ${{{missing.args[0]}}}, which is not set")
+yaml.safe_dump(env, open(target, "w"))
+PY
+
+# The working dir and py_modules in the YAML are relative to the checkout.
+cd "$PROJECT_ROOT"
+ray job submit --address "$RAY_ADDRESS" --runtime-env "$runtime_env" "$@"

@@ -1,0 +1,50 @@
+"""Helpers for tests that drive real Ray / MLflow processes through their command lines (tests/jobs, tests/infra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from parabit.config import to_dict
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a `ray`/`mlflow` command, as in an activated .venv (jobs run its Python),
+    without a RAY_ADDRESS that would point the command at another cluster."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
+    env.update(extra)
+    return env
+
+
+def write_config(config, path: Path) -> Path:
+    """A TrainConfig as the YAML file a job is given (tuples become lists)."""
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(to_dict(config)))))
+    return path
+
+
+def wait_for_http(url: str, timeout: float, headers: dict | None = None) -> bool:
+    """Poll ``url`` until it answers 2xx; False after ``timeout`` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=2)
+            return True
+        except OSError:
+            time.sleep(1)
+    return False
