@@ -2,8 +2,10 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -17,9 +19,14 @@ from ..cluster_support import BIN, cli_env, free_port, wait_for_http, write_conf
 def head_node(tmp_path):
     """A Ray head on this machine (its own ports), stopped with everything it started at the end."""
     gcs_port, dashboard_port = free_port(), free_port()
-    env = cli_env()
+    # Explicitly without token auth (this head is on 127.0.0.1 for one test): left unset, the mode follows whatever
+    # an earlier ray.init() of this session or ~/.ray/auth_token decided, and the dashboard then answers 401.
+    env = cli_env(RAY_AUTH_MODE="disabled")
+    # Its own temp dir: with Ray's default (/tmp/ray) the head writes /tmp/ray/ray_current_cluster, which outlives
+    # it, and every later address-less ray.init() on the machine (the ray_session fixture's) tries to join it.
+    temp_dir = tempfile.mkdtemp(prefix="pbhead-", dir="/tmp")  # short: Unix socket paths must stay < 107 bytes
     head = subprocess.Popen(
-        [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs_port}", "--num-cpus=2",
+        [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs_port}", "--num-cpus=2", f"--temp-dir={temp_dir}",
          "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
          "--disable-usage-stats"],
         env=env, stdout=open(tmp_path / "head.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
@@ -31,6 +38,7 @@ def head_node(tmp_path):
     yield address, env
     os.killpg(head.pid, signal.SIGTERM)
     head.wait(timeout=60)
+    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.mark.slow

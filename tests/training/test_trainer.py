@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from parabit.embedder import SentenceEmbedder
 from parabit.training.config import ScalingConfig
 from parabit.training.loop import EMBEDDER_DIR
-from parabit.training.trainer import run_training
+from parabit.training.trainer import check_resources, run_training
 
 SENTENCES = ["A man is playing a guitar.", "Two dogs run on the beach.", "The cat sleeps.", ""]
 
@@ -93,5 +93,10 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
 
 def test_scaling_that_leaves_no_cpu_for_ray_data_fails_at_start(ray_session, small_config):
     config = small_config(scaling=ScalingConfig(num_workers=2, cpus_per_worker=1.0))
-    with pytest.raises(ValueError, match="leaving none for Ray Data; lower scaling.cpus_per_worker"):
+    with pytest.raises(ValueError, match="leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker"):
         run_training(config)
+
+
+def test_concurrent_runs_that_leave_no_cpu_for_ray_data_fail_at_start(ray_session, small_config):
+    with pytest.raises(ValueError, match="2 concurrent runs x 1 workers x 1.0 CPU = 2 of the cluster's 2 CPUs"):
+        check_resources(small_config(), concurrent_runs=2)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from parabit.encoders.recurrent import RecurrentEncoder
@@ -17,22 +16,5 @@ class AttentiveLSTMEncoder(RecurrentEncoder):
     :class:`~parabit.encoders.masked_attention_pooling.MaskedAttentionPooling`).
     """
 
+    RNN = nn.LSTM
     POOLINGS = ("attention",)
-
-    def __init__(
-        self,
-        vocab_size: int,
-        dim: int,
-        *,
-        hidden_size: int | None = None,
-        bidirectional: bool = False,
-        num_layers: int = 1,
-        attention_hidden: int | None = None,
-        initial_vectors: torch.Tensor | None = None,
-        sparse: bool = False,
-    ):
-        super().__init__(
-            vocab_size, dim, rnn_class=nn.LSTM, hidden_size=hidden_size, bidirectional=bidirectional,
-            num_layers=num_layers, pooling="attention", attention_hidden=attention_hidden,
-            initial_vectors=initial_vectors, sparse=sparse,
-        )

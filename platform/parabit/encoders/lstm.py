@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from parabit.encoders.recurrent import RecurrentEncoder
@@ -17,41 +16,12 @@ class LSTMEncoder(RecurrentEncoder):
     top-layer states over real tokens.
     """
 
+    RNN = nn.LSTM
     POOLINGS = ("last", "mean")
-
-    def __init__(
-        self,
-        vocab_size: int,
-        dim: int,
-        *,
-        hidden_size: int | None = None,
-        bidirectional: bool = False,
-        num_layers: int = 1,
-        pooling: str = "last",
-        initial_vectors: torch.Tensor | None = None,
-        sparse: bool = False,
-    ):
-        super().__init__(
-            vocab_size, dim, rnn_class=nn.LSTM, hidden_size=hidden_size, bidirectional=bidirectional,
-            num_layers=num_layers, pooling=pooling, initial_vectors=initial_vectors, sparse=sparse,
-        )
 
 
 class BiLSTMEncoder(LSTMEncoder):
     """:class:`LSTMEncoder` with ``bidirectional=True``: ``output_dim = 2 * hidden_size``."""
 
-    def __init__(
-        self,
-        vocab_size: int,
-        dim: int,
-        *,
-        hidden_size: int | None = None,
-        num_layers: int = 1,
-        pooling: str = "last",
-        initial_vectors: torch.Tensor | None = None,
-        sparse: bool = False,
-    ):
-        super().__init__(
-            vocab_size, dim, hidden_size=hidden_size, bidirectional=True, num_layers=num_layers,
-            pooling=pooling, initial_vectors=initial_vectors, sparse=sparse,
-        )
+    def __init__(self, vocab_size: int, dim: int, **options):
+        super().__init__(vocab_size, dim, bidirectional=True, **options)

@@ -42,9 +42,12 @@ class RecurrentEncoder(SentenceEncoder):
     ``output_dim = hidden_size * (2 if bidirectional else 1)``; ``hidden_size`` defaults to ``dim``.
     ``pooling``: ``"last"`` (final state of each direction), ``"mean"`` (mean of the top-layer states over
     real tokens) or ``"attention"`` (:class:`MaskedAttentionPooling`; :meth:`attend` also returns the
-    weights). Subclasses fix ``rnn_class`` and narrow ``POOLINGS``; build those, not this class.
+    weights; ``attention_hidden=k`` scores with a k-unit additive layer instead of ``w^T tanh(H)``).
+    Subclasses set ``RNN`` (the recurrence) and ``POOLINGS`` (allowed poolings, the first one the default);
+    build those, not this class.
     """
 
+    RNN: type[nn.RNNBase]
     POOLINGS: tuple[str, ...] = ("last", "mean", "attention")
 
     def __init__(
@@ -52,22 +55,22 @@ class RecurrentEncoder(SentenceEncoder):
         vocab_size: int,
         dim: int,
         *,
-        rnn_class: type[nn.RNNBase],
         hidden_size: int | None = None,
         bidirectional: bool = False,
         num_layers: int = 1,
-        pooling: str = "last",
+        pooling: str | None = None,
         attention_hidden: int | None = None,
         initial_vectors: torch.Tensor | None = None,
         sparse: bool = False,
     ):
         super().__init__(vocab_size, dim, initial_vectors=initial_vectors, sparse=sparse)
+        pooling = pooling or self.POOLINGS[0]
         if pooling not in self.POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(self.POOLINGS)}; got {pooling!r}")
         self.pooling = pooling
         self.hidden_size = hidden_size or dim
         self.bidirectional = bidirectional
-        self.rnn = rnn_class(
+        self.rnn = self.RNN(
             dim, self.hidden_size, num_layers=num_layers, batch_first=True, bidirectional=bidirectional
         )
         self.output_dim = self.hidden_size * (2 if bidirectional else 1)

@@ -60,7 +60,10 @@ def _run_record(config: TrainConfig) -> Path:
     return storage_path(config) / f"{config.name}.parabit.json"
 
 
-def _check_resources(config: TrainConfig) -> None:
+def check_resources(config: TrainConfig, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
+    """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
+    ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
+    left for Ray Data's read tasks, which then wait forever."""
     if config.scaling.use_gpu:
         gpus = ray.cluster_resources().get("GPU", 0)
         if gpus < config.scaling.num_workers:
@@ -69,13 +72,14 @@ def _check_resources(config: TrainConfig) -> None:
                 "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
             )
     cpus = available_cpus()
-    wanted = config.scaling.num_workers * config.scaling.cpus_per_worker
-    # Ray Data's read tasks need a CPU of their own; without one the job waits forever.
-    if wanted > cpus - 0.5:
+    workers = config.scaling.num_workers * concurrent_runs
+    wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
+    if wanted > cpus - 1.0:
+        runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
         raise ValueError(
-            f"scaling asks for {config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = {wanted} "
-            f"of the cluster's {cpus:g} CPUs, leaving none for Ray Data; lower scaling.cpus_per_worker "
-            f"(e.g. {max((cpus - 1) / config.scaling.num_workers, 0.1):.2g}) or scaling.num_workers"
+            f"scaling asks for {runs}{config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = "
+            f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
+            f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
         )
 
 
@@ -172,7 +176,7 @@ def run_training(config: TrainConfig) -> TrainingResult:
     seconds["prepare_data"] = time.perf_counter() - mark
     print(f"[{config.name}] {prepared.stats['pairs_kept']} training pairs, vocabulary {len(prepared.vocab)}, "
           f"rejected {prepared.stats['rejected']}", flush=True)
-    _check_resources(config)
+    check_resources(config)
 
     tracker = open_tracker(config)
     log_prepared_data(tracker, prepared)

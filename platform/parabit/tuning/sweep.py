@@ -29,6 +29,7 @@ from parabit.tracking.evaluation import log_report
 from parabit.training.data import prepare_training_data
 from parabit.training.trainer import (
     build_trainer,
+    check_resources,
     evaluate_checkpoint,
     log_prepared_data,
     open_tracker,
@@ -113,6 +114,8 @@ def run_sweep(space: SearchSpace) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     base = space.trial_config(space.points()[0], name=space.name)
     base.storage_path = str(directory)
+    check_resources(base, concurrent_runs=space.search.max_concurrent_trials,
+                    cpus_per_run_driver=TRIAL_DRIVER_RESOURCES["cpu"])
     # Prepare the shared data once up front, so trials only read the cache.
     prepare_training_data(base.data)
 

@@ -1,0 +1,222 @@
+"""The back-translation pipeline's configuration: one dataclass per stage, checked when it is loaded.
+
+``load_config(PipelineConfig, "jobs/configs/backtranslate_slice.yaml")`` fails at once, with a message that says what
+to do, on an unknown source format, translation engine, Apertium mode, filter name, filter option or threshold, so
+that a typo never surfaces an hour into a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from parabit.config import ConfigError, from_dict
+from parabit.filters import Filter, FilterError, build_filter, filter_class
+from parabit.paths import data_root, output_root
+from parabit.translate import TranslatorError, translator_class
+
+SOURCE_FORMATS = ("tatoeba", "moses", "parquet")
+
+
+def _check_positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+
+
+def _entries(cls: type, values: tuple, where: str) -> tuple:
+    """YAML gives a list of mappings where a tuple of dataclasses is declared; build them with precise errors."""
+    return tuple(v if isinstance(v, cls) else from_dict(cls, v, where=f"{where}[{i}]") for i, v in enumerate(values))
+
+
+@dataclass
+class SourceConfig:
+    """One bitext input. ``format``: ``tatoeba`` (``english TAB foreign`` lines; ``path`` defaults to the shipped
+    Tatoeba file of ``lang``), ``moses`` (``path`` the English file, ``foreign_path`` the line-aligned foreign file) or
+    ``parquet`` (columns ``en`` and ``foreign``). Relative paths are under the data root (``$PARABIT_DATA``).
+    ``limit`` keeps the first that many pairs."""
+
+    format: str = "tatoeba"
+    path: str | None = None
+    foreign_path: str | None = None
+    lang: str = "es"
+    limit: int | None = None
+
+    def __post_init__(self):
+        if self.format not in SOURCE_FORMATS:
+            raise ValueError(f"source format {self.format!r} is unknown; choose one of {list(SOURCE_FORMATS)}")
+        if self.format != "tatoeba" and not self.path:
+            raise ValueError(f"a {self.format} source needs 'path' (the file to read)")
+        if (self.format == "moses") != bool(self.foreign_path):
+            raise ValueError("'foreign_path' (the line-aligned foreign file) is required for, and only for, "
+                             "moses sources")
+        if self.limit is not None:
+            _check_positive("source limit", self.limit)
+
+    def resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else data_root() / candidate
+
+
+@dataclass
+class TranslationConfig:
+    """Back-translation: the foreign side is translated ``direction`` (e.g. ``es-en``) by ``engine`` built with
+    ``options`` (Apertium: ``mode``, ``timeout_s``). ``actors`` long-lived translator actors each use
+    ``cpus_per_actor`` logical CPUs (keep the total below the cluster's CPUs: the reading tasks need some too) and
+    translate ``batch_size`` sentences at a time."""
+
+    engine: str = "apertium"
+    direction: str = "es-en"
+    options: dict = field(default_factory=lambda: {"mode": "spa-eng"})
+    actors: int = 1
+    cpus_per_actor: float = 0.5
+    batch_size: int = 1000
+
+    def __post_init__(self):
+        src, _, tgt = self.direction.partition("-")
+        if not src or not tgt:
+            raise ValueError(f"translation.direction must look like 'es-en', got {self.direction!r}")
+        try:
+            translator_class(self.engine).check_options(src, tgt, self.options)
+        except TranslatorError as err:
+            raise ValueError(f"translation: {err}") from None
+        _check_positive("translation.actors", self.actors)
+        _check_positive("translation.cpus_per_actor", self.cpus_per_actor)
+        _check_positive("translation.batch_size", self.batch_size)
+
+    @property
+    def languages(self) -> tuple[str, str]:
+        src, _, tgt = self.direction.partition("-")
+        return src, tgt
+
+
+@dataclass
+class FilterConfig:
+    """One filter from ``parabit.filters.FILTERS`` with its constructor ``options`` and ``accept`` ``thresholds``."""
+
+    name: str
+    options: dict = field(default_factory=dict)
+    thresholds: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        try:
+            build_filter(self.name, **self.options)
+        except FilterError as err:
+            raise ValueError(str(err)) from None
+        unknown = set(self.thresholds) - filter_class(self.name).threshold_names()
+        if unknown:
+            raise ValueError(f"filter {self.name!r} has no threshold(s) {sorted(unknown)}; "
+                             f"its thresholds are {sorted(filter_class(self.name).threshold_names())}")
+
+
+def _default_filters() -> tuple[FilterConfig, ...]:
+    return (
+        FilterConfig("length", thresholds={"min_tokens": 1, "max_tokens": 40}),
+        FilterConfig("length_ratio", thresholds={"max_ratio": 2.0}),
+        FilterConfig("ngram_overlap", {"order": 1}, {"maximum": 0.95}),
+        FilterConfig("ngram_overlap", {"order": 2}),
+        FilterConfig("ngram_overlap", {"order": 3}),
+        FilterConfig("bleu"),
+        FilterConfig("lm"),
+        FilterConfig("classifier"),
+    )
+
+
+@dataclass
+class ScoreConfig:
+    """Scoring: every filter in ``filters`` adds its score column(s). ``holdout_fraction`` of the pairs (chosen by
+    ``row_id``, so the same ones every run) are set aside to fit the language model and the classifier, and are not
+    used for training pairs."""
+
+    filters: tuple[FilterConfig, ...] = field(default_factory=_default_filters)
+    holdout_fraction: float = 0.05
+    batch_size: int = 2000
+
+    def __post_init__(self):
+        self.filters = _entries(FilterConfig, tuple(self.filters), "score.filters")
+        if not 0 < self.holdout_fraction < 1:
+            raise ValueError(f"score.holdout_fraction must be in (0, 1), got {self.holdout_fraction}")
+        _check_positive("score.batch_size", self.batch_size)
+        columns = self.score_columns
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise ValueError(f"score.filters write column(s) {repeated} more than once; remove the repeated filter")
+
+    def build_filters(self) -> list[Filter]:
+        """Fresh (unfitted) filter instances, in configuration order."""
+        return [build_filter(f.name, **f.options) for f in self.filters]
+
+    @property
+    def score_columns(self) -> list[str]:
+        return [column for f in self.build_filters() for column in f.columns]
+
+    def scoring_settings(self) -> dict:
+        """What the scores depend on: filters with their options and the held-out share, but not thresholds, so a
+        threshold sweep re-runs selection only."""
+        return {"filters": [(f.name, f.options) for f in self.filters], "holdout_fraction": self.holdout_fraction}
+
+    def thresholds(self) -> list[tuple[str, dict, dict]]:
+        return [(f.name, f.options, f.thresholds) for f in self.filters]
+
+
+@dataclass
+class SelectConfig:
+    """Selection: pairs passing every filter's thresholds (and, with ``drop_identical``, whose back-translation
+    differs from the reference) are sampled down to ``sample_size`` with ``seed`` (None keeps them all)."""
+
+    sample_size: int | None = 24_000
+    seed: int = 13
+    drop_identical: bool = True
+
+    def __post_init__(self):
+        if self.sample_size is not None:
+            _check_positive("select.sample_size", self.sample_size)
+
+
+@dataclass
+class PipelineConfig:
+    """The whole back-translation pipeline. Outputs go to ``output_dir`` (default
+    ``<output root>/pipelines/<name>``); one MLflow run per execution is logged to ``experiment``."""
+
+    name: str = "backtranslate"
+    output_dir: str | None = None
+    experiment: str = "parabit-pipelines"
+    sources: tuple[SourceConfig, ...] = field(default_factory=lambda: (SourceConfig(),))
+    translation: TranslationConfig = field(default_factory=TranslationConfig)
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    select: SelectConfig = field(default_factory=SelectConfig)
+
+    def __post_init__(self):
+        self.sources = _entries(SourceConfig, tuple(self.sources), "sources")
+        if not self.sources:
+            raise ValueError("sources is empty; list at least one bitext source")
+        names = [source.path and Path(source.path).name for source in self.sources]
+        if len(set(names)) != len(names):
+            # Row ids hash the file name and line number, so two inputs with one name would collide.
+            raise ValueError(f"sources must have distinct file names (row ids hash them); got {names}")
+        foreign = {source.lang for source in self.sources}
+        if foreign != {self.translation.languages[0]}:
+            raise ValueError(f"sources are in {sorted(foreign)} but translation.direction is "
+                             f"{self.translation.direction!r}; make them agree")
+
+        costed = [f.name for f in self.score.filters if build_filter(f.name, **f.options).needs_cost]
+        if costed and not translator_class(self.translation.engine).provides_cost:
+            raise ValueError(f"filter(s) {costed} need per-token translation costs, which engine "
+                             f"{self.translation.engine!r} does not provide; remove them from score.filters or use "
+                             "an engine that reports costs")
+
+    @property
+    def output_path(self) -> Path:
+        return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "pipelines" / self.name
+
+
+def fingerprint(*parts: Any) -> str:
+    """A short stable hash of config sections (dataclasses, mappings, plain values), to tell if a stage is stale."""
+    text = json.dumps(parts, sort_keys=True, default=lambda value: asdict(value) if is_dataclass(value) else str(value))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+__all__ = ["ConfigError", "FilterConfig", "PipelineConfig", "ScoreConfig", "SelectConfig", "SourceConfig",
+           "TranslationConfig", "fingerprint"]

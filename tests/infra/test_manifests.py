@@ -1,0 +1,229 @@
+"""The real-cluster files under infra/ (AWS launcher, KubeRay, MLflow, Docker): they cannot run here, so their
+structure, their cross-references and their version pins are checked against the repository itself."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from parabit.config import load_config
+from parabit.paths import PROJECT_ROOT
+from parabit.training.config import TrainConfig
+
+INFRA = PROJECT_ROOT / "infra"
+YAML_FILES = sorted(INFRA.rglob("*.yaml"))
+SHELL_SCRIPTS = sorted(INFRA.rglob("*.sh"))
+PIN = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==([^\s;]+)")
+
+
+def _pins() -> dict[str, str]:
+    """name -> version from pyproject.toml's dependencies and constraints.txt (lower-case names)."""
+    import tomllib
+
+    lines = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    lines += (PROJECT_ROOT / "constraints.txt").read_text().splitlines()
+    pins = {}
+    for line in lines:
+        if match := PIN.match(line.strip()):
+            pins[match[1].lower()] = match[2]
+    return pins
+
+
+PINS = _pins()
+
+
+def _docs(name: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all((INFRA / name).read_text()) if d]
+
+
+def _one(docs: list[dict], kind: str, name: str | None = None) -> dict:
+    found = [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
+    return found[0]
+
+
+def _containers(pod_template: dict) -> list[dict]:
+    return pod_template["spec"]["containers"]
+
+
+def _pinned_in(text: str, package: str) -> set[str]:
+    return set(re.findall(rf"\b{re.escape(package)}==([0-9][^\s\"']*)", text))
+
+
+def test_pins_are_parsed():
+    assert {"torch", "ray", "mlflow"} <= set(PINS)
+
+
+@pytest.mark.parametrize("path", YAML_FILES, ids=lambda p: str(p.relative_to(INFRA)))
+def test_every_yaml_parses_to_mappings(path: Path):
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    assert docs and all(isinstance(d, dict) for d in docs)
+    for doc in docs:
+        if "apiVersion" in doc:
+            assert doc.get("kind") and doc.get("metadata", {}).get("name"), f"{path}: {doc.get('kind')} lacks a name"
+
+
+@pytest.mark.parametrize("path", SHELL_SCRIPTS, ids=lambda p: str(p.relative_to(INFRA)))
+def test_shell_scripts_are_strict_and_parse(path: Path):
+    text = path.read_text()
+    if not path.name == "lib.sh":  # sourced, so it inherits the caller's options
+        assert "set -euo pipefail" in text
+        assert path.stat().st_mode & 0o111, f"{path} is not executable"
+    syntax = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert syntax.returncode == 0, syntax.stderr
+
+
+def test_local_cluster_scripts_never_stop_every_ray_on_the_machine():
+    for path in SHELL_SCRIPTS:
+        if "local" in path.parts or path.name == "submit.sh":
+            code = "\n".join(l for l in path.read_text().splitlines() if not l.lstrip().startswith("#"))
+            assert "ray stop" not in code and "pkill" not in code and "killall" not in code, path
+
+
+def test_runtime_env_declares_the_job_environment_as_placeholders():
+    env = yaml.safe_load((INFRA / "runtime_env.yaml").read_text())
+    assert set(env["env_vars"]) == {"MLFLOW_TRACKING_URI", "PARABIT_DATA", "PARABIT_OUTPUT"}
+    assert all(value == f"${{{key}}}" for key, value in env["env_vars"].items())
+    assert env["working_dir"] == "."
+    assert {"outputs/", "mlruns/", "mlartifacts/", "mlflow.db"} <= set(env["excludes"])
+    for module in env["py_modules"]:
+        assert (PROJECT_ROOT / module / "__init__.py").exists(), module
+
+
+# --- KubeRay -----------------------------------------------------------------------------------------------------
+
+RAYCLUSTER = _one(_docs("k8s/raycluster.yaml"), "RayCluster")
+RAYJOB = _one(_docs("k8s/rayjob.yaml"), "RayJob")
+MLFLOW = _docs("k8s/mlflow.yaml")
+
+
+def test_raycluster_has_a_cpu_head_and_a_gpu_worker_group_at_the_pinned_ray_version():
+    assert RAYCLUSTER["apiVersion"] == "ray.io/v1"
+    spec = RAYCLUSTER["spec"]
+    assert spec["rayVersion"] == PINS["ray"]
+    head = spec["headGroupSpec"]
+    # KubeRay passes rayStartParams as `--key=value`: every value must be a string.
+    assert all(isinstance(v, str) for v in head["rayStartParams"].values())
+    assert head["rayStartParams"]["num-cpus"] == "0"  # drivers only: training never lands on the head
+    head_limits = _containers(head["template"])[0]["resources"]["limits"]
+    assert "nvidia.com/gpu" not in head_limits
+
+    groups = spec["workerGroupSpecs"]
+    gpu_groups = [g for g in groups if any("nvidia.com/gpu" in c["resources"]["limits"] for c in _containers(g["template"]))]
+    assert gpu_groups, "no worker group asks for nvidia.com/gpu"
+    for group in gpu_groups:
+        assert group["minReplicas"] <= group["replicas"] <= group["maxReplicas"]
+        assert all(isinstance(v, str) for v in group["rayStartParams"].values())
+        # the JSON inside KubeRay's quoted string: '"{\"train_slot\": 1}"'
+        resources = json.loads(json.loads(group["rayStartParams"]["resources"]))
+        assert resources == {"train_slot": 1}
+        for container in _containers(group["template"]):
+            limits, requests = container["resources"]["limits"], container["resources"].get("requests", {})
+            assert int(limits["nvidia.com/gpu"]) >= 1
+            assert requests.get("nvidia.com/gpu", limits["nvidia.com/gpu"]) == limits["nvidia.com/gpu"]
+
+
+def test_every_ray_pod_mounts_the_shared_volume_the_job_paths_point_into():
+    env = yaml.safe_load(RAYJOB["spec"]["runtimeEnvYAML"])["env_vars"]
+    templates = [RAYCLUSTER["spec"]["headGroupSpec"]["template"]]
+    templates += [g["template"] for g in RAYCLUSTER["spec"]["workerGroupSpecs"]]
+    for template in templates:
+        mounts = {m["mountPath"] for c in _containers(template) for m in c.get("volumeMounts", [])}
+        for key in ("PARABIT_DATA", "PARABIT_OUTPUT"):
+            assert any(env[key].startswith(mount + "/") for mount in mounts), (key, mounts)
+
+
+def test_rayjob_runs_a_shipped_entry_point_with_a_config_that_loads():
+    assert RAYJOB["apiVersion"] == "ray.io/v1"
+    spec = RAYJOB["spec"]
+    assert spec["clusterSelector"]["ray.io/cluster"] == RAYCLUSTER["metadata"]["name"]
+    words = shlex.split(spec["entrypoint"])
+    assert words[0] == "python" and (PROJECT_ROOT / words[1]).is_file(), words
+    config_path = PROJECT_ROOT / words[words.index("--config") + 1]
+    config = load_config(TrainConfig, config_path)
+    assert config.scaling.use_gpu  # the GPU cluster runs the GPU config
+
+
+def test_rayjob_runtime_env_has_the_keys_of_the_local_one_and_points_at_the_mlflow_service():
+    env = yaml.safe_load(RAYJOB["spec"]["runtimeEnvYAML"])["env_vars"]
+    local = yaml.safe_load((INFRA / "runtime_env.yaml").read_text())["env_vars"]
+    assert set(env) == set(local)
+    service = _one(MLFLOW, "Service", "mlflow")
+    assert env["MLFLOW_TRACKING_URI"] == f"http://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}"
+
+
+def test_mlflow_runs_on_postgres_and_s3_behind_cluster_internal_services():
+    for service in (d for d in MLFLOW if d["kind"] == "Service"):
+        assert service["spec"].get("type", "ClusterIP") == "ClusterIP", service["metadata"]["name"]
+    postgres_service = _one(MLFLOW, "Service", "mlflow-postgres")
+    postgres = _one(MLFLOW, "StatefulSet", "mlflow-postgres")
+    assert postgres["spec"]["serviceName"] == postgres_service["metadata"]["name"]
+    assert postgres["spec"]["template"]["metadata"]["labels"] == postgres_service["spec"]["selector"]
+    password = {e["name"]: e for e in _containers(postgres["spec"]["template"])[0]["env"]}["POSTGRES_PASSWORD"]
+    assert "secretKeyRef" in password["valueFrom"]  # never a literal password in the manifest
+
+    service = _one(MLFLOW, "Service", "mlflow")
+    server = _one(MLFLOW, "Deployment", "mlflow")
+    assert server["spec"]["template"]["metadata"]["labels"] == service["spec"]["selector"]
+    container = _containers(server["spec"]["template"])[0]
+    command = shlex.split(container["command"][-1])
+    option = {command[i]: command[i + 1] for i in range(len(command) - 1) if command[i].startswith("--")}
+    assert int(option["--port"]) == service["spec"]["ports"][0]["targetPort"] == container["ports"][0]["containerPort"]
+    assert option["--backend-store-uri"].startswith("postgresql://")
+    assert f"@{postgres_service['metadata']['name']}:5432/" in option["--backend-store-uri"]
+    assert option["--artifacts-destination"].startswith("s3://")
+    assert container["readinessProbe"]["httpGet"]["path"] == "/health"
+
+
+def test_all_pods_run_one_image():
+    images = {c["image"] for t in [RAYCLUSTER["spec"]["headGroupSpec"]["template"]]
+              + [g["template"] for g in RAYCLUSTER["spec"]["workerGroupSpecs"]] for c in _containers(t)}
+    images |= {c["image"] for c in _containers(_one(MLFLOW, "Deployment", "mlflow")["spec"]["template"])}
+    assert len(images) == 1, images
+
+
+# --- Docker image and AWS launcher -------------------------------------------------------------------------------
+
+DOCKERFILE = (INFRA / "docker" / "Dockerfile").read_text()
+AWS = yaml.safe_load((INFRA / "aws" / "cluster.yaml").read_text())
+AWS_TEXT = (INFRA / "aws" / "cluster.yaml").read_text()
+
+
+def test_dockerfile_builds_on_the_pinned_ray_and_installs_torch_then_the_locked_project():
+    assert re.search(r"^ARG RAY_VERSION=(\S+)$", DOCKERFILE, re.M)[1] == PINS["ray"]
+    assert re.search(r"^FROM rayproject/ray:\$\{RAY_VERSION\}-py311-gpu$", DOCKERFILE, re.M)
+    assert _pinned_in(DOCKERFILE, "torch") == {PINS["torch"]}
+    torch_at, project_at = DOCKERFILE.index("torch=="), DOCKERFILE.index("-c constraints.txt .")
+    assert torch_at < project_at  # torch first, or the lock could pull another build of it
+    apt = re.search(r"^APT_PACKAGES=\((.*)\)$", (PROJECT_ROOT / "scripts" / "setup.sh").read_text(), re.M)[1].split()
+    assert all(f" {package}" in DOCKERFILE for package in apt)
+    for copied in re.findall(r"^COPY --chown=ray (.+) \S+$", DOCKERFILE, re.M):
+        for path in copied.split():
+            assert (PROJECT_ROOT / path).exists(), f"Dockerfile copies {path}, which does not exist"
+
+
+def test_aws_cluster_has_a_cpu_head_and_an_autoscaling_gpu_group_installed_at_the_same_pins():
+    assert AWS["provider"]["type"] == "aws"
+    types = AWS["available_node_types"]
+    assert AWS["head_node_type"] in types
+    assert "GPU" not in types[AWS["head_node_type"]]["resources"]
+    gpu = [t for name, t in types.items() if t.get("resources", {}).get("GPU", 0) >= 1]
+    assert gpu and all(t["min_workers"] <= t["max_workers"] <= AWS["max_workers"] for t in gpu)
+    setup = "\n".join(AWS["setup_commands"])
+    assert _pinned_in(setup, "torch") == {PINS["torch"]}
+    assert "-c ~/parabit/constraints.txt ~/parabit" in setup
+    assert setup.index("torch==") < setup.index("constraints.txt")
+    head = " ".join(AWS["head_start_ray_commands"])
+    assert "--dashboard-host=127.0.0.1" in head and "--num-cpus=0" in head
+    assert AWS["file_mounts"]["~/parabit"] == "."
+
+
+def test_extra_server_packages_are_pinned_alike_in_image_and_launcher():
+    for package in ("psycopg2-binary", "boto3"):
+        assert _pinned_in(DOCKERFILE, package) == _pinned_in(AWS_TEXT, package) != set()
