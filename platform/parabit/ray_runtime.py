@@ -33,7 +33,9 @@ def init_ray(num_cpus: int | None = None) -> None:
         return
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     runtime_env = {"env_vars": env_vars} if env_vars else None
+    # address="local": always a new local Ray, never one named by a stale /tmp/ray/ray_current_cluster file.
     ray.init(
+        address="local",
         num_cpus=num_cpus,
         include_dashboard=True,
         dashboard_host="127.0.0.1",

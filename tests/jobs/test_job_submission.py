@@ -21,7 +21,8 @@ def head_node(tmp_path):
     gcs_port, dashboard_port = free_port(), free_port()
     # Explicitly without token auth (this head is on 127.0.0.1 for one test): left unset, the mode follows whatever
     # an earlier ray.init() of this session or ~/.ray/auth_token decided, and the dashboard then answers 401.
-    env = cli_env(RAY_AUTH_MODE="disabled")
+    # No drain on SIGTERM: it is for Ray Serve, and it made the teardown wait 30 s for the killed GCS.
+    env = cli_env(RAY_AUTH_MODE="disabled", RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")
     # Its own temp dir: with Ray's default (/tmp/ray) the head writes /tmp/ray/ray_current_cluster, which outlives
     # it, and every later address-less ray.init() on the machine (the ray_session fixture's) tries to join it.
     temp_dir = tempfile.mkdtemp(prefix="pbhead-", dir="/tmp")  # short: Unix socket paths must stay < 107 bytes
