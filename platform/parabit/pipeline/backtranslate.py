@@ -45,7 +45,9 @@ class BacktranslateBatches:
 
 def backtranslate(ingested: StageOutput, config: TranslationConfig, workdir: Path) -> int:
     """Stage function: translate ``ingested`` pairs; translated rows to ``workdir/data``, failures to rejects."""
-    translated = ray.data.read_parquet(ingested.data_files()).map_batches(
+    # One block per batch, so every actor in the pool gets work (Ray would otherwise read a few files as one block).
+    blocks = max(1, -(-ingested.rows_out // config.batch_size))
+    translated = ray.data.read_parquet(ingested.data_files(), override_num_blocks=blocks).map_batches(
         BacktranslateBatches,
         fn_constructor_kwargs={"engine": config.engine, "options": config.options, "direction": config.direction},
         batch_size=config.batch_size,

@@ -55,7 +55,8 @@ def score(translated: StageOutput, config: ScoreConfig, workdir: Path) -> int:
     """Stage function: score ``translated`` pairs; scored rows to ``workdir/data``, held-out rows to rejects."""
     table = translated.read_data(["row_id", "reference", "translation"])
     filters = fit_filters(config, table.filter(holdout_mask(table["row_id"], config.holdout_fraction)))
-    scored = ray.data.read_parquet(translated.data_files()).map_batches(
+    blocks = max(1, -(-translated.rows_out // config.batch_size))  # one block per batch: parallel scoring tasks
+    scored = ray.data.read_parquet(translated.data_files(), override_num_blocks=blocks).map_batches(
         score_batch,
         fn_kwargs={"filters": filters, "holdout_fraction": config.holdout_fraction},
         batch_size=config.batch_size,

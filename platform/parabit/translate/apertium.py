@@ -46,6 +46,9 @@ ISO3 = {"en": "eng", "es": "spa", "fr": "fra", "ca": "cat", "pt": "por", "it": "
 # With -u Apertium copies unknown words through unchanged, so this record must come back verbatim.
 SENTINEL = "zzparabitsentinelzz"
 
+# How long a dying pipeline may take to exit, so its exit code can be reported (slow on a loaded machine).
+EXIT_WAIT_S = 5.0
+
 # Characters that are markup in Apertium's stream format, as apertium-destxt escapes them.
 _RESERVED = re.compile(r"([\[\]<>$^/\\@{}])")
 # In the output: an escaped character, the sentence-end mark the deformatter adds (".[]"), or a superblank.
@@ -94,20 +97,19 @@ class ApertiumProcess:
         proc = self._ensure_started()
         payload = b"".join(record + b"\0" for record in records)
         # Write from a thread: a big batch overflows the pipe buffers unless output is read at the same time.
-        write_error: list[BaseException] = []
-        writer = threading.Thread(target=self._write, args=(proc, payload, write_error), daemon=True)
+        writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
         writer.start()
         output = self._read_records(proc, len(records), timeout_s)
         writer.join(timeout=1.0)
         return output
 
     @staticmethod
-    def _write(proc: subprocess.Popen, payload: bytes, errors: list[BaseException]) -> None:
+    def _write(proc: subprocess.Popen, payload: bytes) -> None:
         try:
             proc.stdin.write(payload)
             proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError) as err:  # the reader reports the dead process
-            errors.append(err)
+        except (ValueError, OSError):  # a dead pipeline: the reader sees it too, and reports why
+            pass
 
     @staticmethod
     def _read_records(proc: subprocess.Popen, count: int, timeout_s: float) -> list[bytes]:
@@ -121,7 +123,7 @@ class ApertiumProcess:
                 raise EngineFailure(f"apertium hung (no answer within {timeout_s:g}s)")
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                code = proc.wait(timeout=5)
+                code = proc.wait(timeout=EXIT_WAIT_S)
                 raise EngineFailure(f"apertium crashed (exit code {code})")
             buffer += chunk
         records = bytes(buffer).split(b"\0")
@@ -129,7 +131,7 @@ class ApertiumProcess:
             raise EngineFailure("apertium returned more records than it was sent")
         return records[:-1]
 
-    def failure_reason(self, wait_s: float = 1.0) -> str:
+    def failure_reason(self, wait_s: float = EXIT_WAIT_S) -> str:
         """Why a batch came back misaligned: a crashed stage (its exit code), or else a garbled stream."""
         if self._proc is not None:
             try:
@@ -267,10 +269,12 @@ class ApertiumTranslator(Translator):
         if len(records) == 1:
             return [_Failed(str(failure))]
         middle = len(records) // 2
-        # Halves get one attempt each: the whole batch was already retried; single sentences get two again.
-        return self._translate_records(records[:middle], attempts=1 + (middle == 1)) + self._translate_records(
-            records[middle:], attempts=1 + (len(records) - middle == 1)
-        )
+        return [*self._translate_half(records[:middle]), *self._translate_half(records[middle:])]
+
+    def _translate_half(self, records: list[bytes]) -> list[bytes | "_Failed"]:
+        # The whole batch was already retried, so a half gets one attempt; a single sentence gets two again
+        # before it is declared failed ("crashes it repeatedly").
+        return self._translate_records(records, attempts=2 if len(records) == 1 else 1)
 
     def _exchange(self, records: list[bytes]) -> list[bytes]:
         sentinel = deformat(SENTINEL).encode("utf-8")
