@@ -5,7 +5,7 @@ setup:
 	@bash scripts/setup.sh
 
 main: setup
-	.venv/bin/python jobs/train.py --config jobs/configs/bilingual_sentences.yaml
+	.venv/bin/python jobs/main.py
 
 test: setup
 	.venv/bin/python -m pytest

@@ -85,7 +85,12 @@ def load_text_pairs(config: DataConfig) -> TextPairs:
 
 
 def _cache_key(config: DataConfig) -> str:
-    settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config)}, sort_keys=True, default=str)
+    """The data config, plus the input file's identity for parquet inputs (a re-made file must not hit the cache)."""
+    source = {}
+    if config.condition == "pairs_parquet":
+        stat = Path(config.path).stat()
+        source = {"path": str(Path(config.path).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config), "source": source}, sort_keys=True, default=str)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
 
 

@@ -164,8 +164,11 @@ def evaluate_checkpoint(checkpoint: Checkpoint, evaluation: EvaluationConfig) ->
     return embedder, history, EvaluationSuite.standard(evaluation)(embedder.encode)
 
 
-def run_training(config: TrainConfig) -> TrainingResult:
-    """Train, evaluate on the full suite, log everything to MLflow and register the model."""
+def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags: dict | None = None) -> TrainingResult:
+    """Train, evaluate on the full suite, log everything to MLflow and register the model.
+
+    ``parent_run_id`` nests the run under another (e.g. the pipeline run that made its data: lineage in one view).
+    """
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     init_ray()
@@ -178,7 +181,7 @@ def run_training(config: TrainConfig) -> TrainingResult:
           f"rejected {prepared.stats['rejected']}", flush=True)
     check_resources(config)
 
-    tracker = open_tracker(config)
+    tracker = open_tracker(config, parent_run_id=parent_run_id, tags=tags)
     log_prepared_data(tracker, prepared)
 
     mark = time.perf_counter()
