@@ -73,7 +73,7 @@ def faulty(timeout_s: float) -> ApertiumTranslator:
 
 
 def test_sentence_that_crashes_the_engine_is_isolated():
-    with faulty(timeout_s=10) as translator:
+    with faulty(timeout_s=30) as translator:  # generous: a crash is seen when the process exits, not by timeout
         batch = translator.translate(["Tengo hambre.", "BOOM aquí", "Hola.", "Adiós.", "Sí."], "es", "en")
     assert batch.translations[:1] + batch.translations[2:] == ["I am hungry.", "Hello.", "Goodbye.", "Yes."]
     assert batch.failed == [1]
