@@ -27,6 +27,10 @@ def _encoder_for(args: argparse.Namespace) -> tuple[Encode, dict]:
     return MeanWordVectors.glove(tokenizer).encode, {"encoder": args.encoder, "tokenizer": tokenizer.to_dict()}
 
 
+def _add_overrides(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help_text)
+
+
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     """Score an encoder on STS 2012–2016, SICK and MSRP; print the table and log it to MLflow."""
     parser = argparse.ArgumentParser(prog="parabit evaluate", description=evaluate_main.__doc__)
@@ -74,8 +78,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     """Train an encoder on Ray Train from a YAML config, evaluate it, log it to MLflow and register the model."""
     parser = argparse.ArgumentParser(prog="parabit train", description=train_main.__doc__)
     parser.add_argument("--config", required=True, help="YAML file with TrainConfig fields (see jobs/configs/)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value, e.g. --set optim.epochs=2 --set objective.name=jpa")
+    _add_overrides(parser, "override a config value, e.g. --set optim.epochs=2 --set objective.name=jpa")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
@@ -97,8 +100,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     """Run (or resume) a Ray Tune sweep described by a search-space YAML file; register the best model."""
     parser = argparse.ArgumentParser(prog="parabit sweep", description=sweep_main.__doc__)
     parser.add_argument("--space", required=True, help="search space YAML (see tuning/spaces/)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a fixed training field for every trial, e.g. --set optim.epochs=2")
+    _add_overrides(parser, "override a training field for every trial, e.g. --set optim.epochs=2")
     parser.add_argument("--name", help="sweep name (default: the space's name); the same name resumes")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -128,8 +130,7 @@ def main_job(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="parabit main", description=main_job.__doc__)
     parser.add_argument("--pipeline-config", default="jobs/configs/backtranslate_slice.yaml")
     parser.add_argument("--train-config", default="jobs/configs/main.yaml")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a training config value")
+    _add_overrides(parser, "override a training config value")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 

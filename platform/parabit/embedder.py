@@ -15,8 +15,7 @@ import torch
 
 from parabit.encoders import SentenceEncoder, build_encoder
 from parabit.text.tokenize import Tokenizer
-from parabit.text.vocab import Vocabulary, pad_batch
-from parabit.text.vocab import UNK_WORD
+from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
 
 EMBEDDER_FORMAT = "parabit-embedder-1"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parabit.data.errors import DataFormatError
-from parabit.data.lines import iter_lines, split_fields
+from parabit.data.lines import iter_lines, iter_table, split_fields
 from parabit.paths import data_path
 
 WORDNET_HEADER = ("synset_id", "pos", "lex_filenum", "lemmas", "gloss")
@@ -62,12 +62,7 @@ def read_wordnet_glosses(path: str | Path | None = None) -> list[Synset]:
     """
     path = Path(path) if path is not None else data_path("definitions", "wordnet30", "wn30_glosses.tsv.gz")
     synsets: list[Synset] = []
-    for number, text in iter_lines(path):
-        fields = split_fields(path, number, text, expected=len(WORDNET_HEADER))
-        if number == 1:
-            if tuple(fields) != WORDNET_HEADER:
-                raise DataFormatError(path, 1, f"expected header {WORDNET_HEADER}, found {tuple(fields)}")
-            continue
+    for number, fields in iter_table(path, WORDNET_HEADER):
         synset_id, pos, lex_filenum, lemmas, gloss = fields
         if not _SYNSET_ID.fullmatch(synset_id) or synset_id[-1] != pos:
             raise DataFormatError(path, number, f"bad synset id {synset_id!r} for pos {pos!r}")

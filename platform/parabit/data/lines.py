@@ -50,3 +50,18 @@ def split_fields(path: Path, number: int, text: str, expected: int | tuple[int, 
         separator = "tab" if sep == "\t" else repr(sep)
         raise DataFormatError(path, number, f"expected {want} {separator}-separated fields, found {len(fields)}")
     return fields
+
+
+def iter_table(path: str | Path, header: tuple[str, ...]) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, fields)`` for each row of a tab-separated file whose first line must be ``header``.
+
+    The header is checked and skipped; every row must have as many fields as the header.
+    """
+    path = Path(path)
+    for number, text in iter_lines(path):
+        fields = split_fields(path, number, text, expected=len(header))
+        if number == 1:
+            if tuple(fields) != header:
+                raise DataFormatError(path, 1, f"expected header {header}, found {tuple(fields)}")
+            continue
+        yield number, fields

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parabit.data.errors import DataFormatError
-from parabit.data.lines import iter_lines, split_fields
+from parabit.data.lines import iter_table
 from parabit.paths import data_path
 
 MSRP_HEADER = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
@@ -31,12 +31,7 @@ def read_msrp(split: str = "test", path: str | Path | None = None) -> list[Parap
         path = data_path("msrp", MSRP_FILES[split])
     path = Path(path)
     pairs = []
-    for number, text in iter_lines(path):
-        fields = split_fields(path, number, text, expected=len(MSRP_HEADER))
-        if number == 1:
-            if tuple(fields) != MSRP_HEADER:
-                raise DataFormatError(path, 1, f"expected header {MSRP_HEADER}, found {tuple(fields)}")
-            continue
+    for number, fields in iter_table(path, MSRP_HEADER):
         if fields[0] not in ("0", "1"):
             raise DataFormatError(path, number, f"quality label {fields[0]!r} is not 0 or 1")
         pairs.append(ParaphrasePair(fields[3], fields[4], int(fields[0]), number))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parabit.data.errors import DataFormatError
-from parabit.data.lines import iter_lines, split_fields
+from parabit.data.lines import iter_table
 from parabit.paths import data_path
 
 SICK_HEADER = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment")
@@ -34,12 +34,7 @@ def read_sick(split: str = "test", path: str | Path | None = None) -> list[SICKP
         path = data_path("sick2014", SICK_FILES[split])
     path = Path(path)
     pairs = []
-    for number, text in iter_lines(path):
-        fields = split_fields(path, number, text, expected=len(SICK_HEADER))
-        if number == 1:
-            if tuple(fields) != SICK_HEADER:
-                raise DataFormatError(path, 1, f"expected header {SICK_HEADER}, found {tuple(fields)}")
-            continue
+    for number, fields in iter_table(path, SICK_HEADER):
         pair_id, sentence_a, sentence_b, score, entailment = fields
         try:
             relatedness = float(score)

@@ -20,7 +20,6 @@ Every parameter must name an existing config field; every point of the space is 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 import typing
 from dataclasses import dataclass, field
