@@ -41,4 +41,16 @@ PY
 
 # The working dir and py_modules in the YAML are relative to the checkout.
 cd "$PROJECT_ROOT"
-ray job submit --address "$RAY_ADDRESS" --runtime-env "$runtime_env" "$@"
+# A head that has just started may not have its job agent up yet (Ray waits only 10 s for it and answers "No available
+# agent to submit job, please try again later"), so try again a few times before giving up.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+for attempt in 1 2 3 4 5 6; do
+    if ray job submit --address "$RAY_ADDRESS" --runtime-env "$runtime_env" "$@" 2>&1 | tee "$log"; then
+        exit 0
+    fi
+    grep -q "No available agent" "$log" || exit 1
+    echo "submit.sh: the head's job agent is not up yet; retrying in 10 s ($attempt/6)" >&2
+    sleep 10
+done
+exit 1

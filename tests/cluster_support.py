@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -48,3 +49,13 @@ def wait_for_http(url: str, timeout: float, headers: dict | None = None) -> bool
         except OSError:
             time.sleep(1)
     return False
+
+
+def submit_job(command: list[str], env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run a ``ray job submit`` command, retrying while the head's job agent is not up yet (Ray's own advice)."""
+    for _ in range(6):
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        if result.returncode == 0 or "No available agent" not in result.stdout + result.stderr:
+            return result
+        time.sleep(10)
+    return result

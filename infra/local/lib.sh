@@ -22,7 +22,7 @@ DASHBOARD_PORT="$((PORT_BASE + 1))"
 CLIENT_PORT="$((PORT_BASE + 2))"
 DASHBOARD_URL="http://127.0.0.1:$DASHBOARD_PORT"
 MLFLOW_URL="http://127.0.0.1:$MLFLOW_PORT"
-START_TIMEOUT="${PARABIT_START_TIMEOUT:-120}"
+START_TIMEOUT="${PARABIT_START_TIMEOUT:-300}"  # generous: a loaded 2-core machine can take minutes
 STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
 
 # The cluster's own binaries: nodes started from the venv run jobs with the venv's Python.

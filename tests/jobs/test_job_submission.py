@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
 
-from ..cluster_support import BIN, cli_env, free_port, wait_for_http, write_config
+from ..cluster_support import BIN, cli_env, free_port, submit_job, wait_for_http, write_config
 
 
 @pytest.fixture
@@ -53,11 +53,11 @@ def test_train_job_submitted_to_a_head_node(head_node, tmp_path, small_config):
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     runtime_env = {"env_vars": {"MLFLOW_TRACKING_URI": store, "PARABIT_DATA": str(data_root()),
                                 "PARABIT_OUTPUT": str(tmp_path / "outputs")}}
-    submitted = subprocess.run(
+    submitted = submit_job(
         [str(BIN / "ray"), "job", "submit", "--address", address, "--working-dir", str(PROJECT_ROOT),
          "--runtime-env-json", json.dumps(runtime_env), "--",
          "python", "jobs/train.py", "--config", str(config_path)],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
     )
     assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
     assert "succeeded" in submitted.stdout
