@@ -47,16 +47,18 @@ def test_two_cpu_workers_train_evaluate_and_register(ray_session, small_config, 
 
 
 def _kill_a_train_worker_after_a_committed_checkpoint(storage: Path, name: str, killed: list, deadline: float):
+    import ray
     from ray.util.state import list_actors
 
+    gcs_address = ray.get_runtime_context().gcs_address  # this session's Ray, even if others run on the machine
     while time.time() < deadline and not killed:
         # A checkpoint folder appears when the worker writes it, but the controller registers it only when it
         # next polls the workers: kill a few seconds after the second folder appears, mid-way through training.
         if len(list((storage / name).glob("checkpoint_*"))) >= 2:
             time.sleep(3.0)
             try:
-                actors = list_actors(filters=[("class_name", "=", "RayTrainWorker"), ("state", "=", "ALIVE")],
-                                     timeout=10)
+                actors = list_actors(address=gcs_address, timeout=10,
+                                     filters=[("class_name", "=", "RayTrainWorker"), ("state", "=", "ALIVE")])
             except Exception:  # noqa: BLE001 - the state API can be slow on a loaded machine: ask again
                 continue
             if actors:
