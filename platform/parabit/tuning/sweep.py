@@ -19,7 +19,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 from ray import tune
 from ray.train import Checkpoint
-from ray.tune.integration.ray_train import TuneReportCallback
+from ray.tune.integration.ray_train import CHECKPOINT_PATH_KEY, TuneReportCallback
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
 
 from parabit.paths import output_root
@@ -71,7 +71,7 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     _, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
     log_report(tracker, report, title=trial_name)
     tracker.finish()
-    tune.report({**history[-1], "final/sts_mean_pearson": _sts_mean(report), "trial_checkpoint": result.checkpoint.path})
+    tune.report({**history[-1], "final/sts_mean_pearson": _sts_mean(report), CHECKPOINT_PATH_KEY: result.checkpoint.path})
 
 
 def _sts_mean(report) -> float:
@@ -150,10 +150,11 @@ def run_sweep(space: SearchSpace) -> dict:
     seconds = time.perf_counter() - started
 
     frame = results.get_dataframe()
-    best = results.get_best_result(metric=space.search.metric, mode=space.search.mode, scope="all")
+    # A trial's last result always names its latest checkpoint (kept), whether it finished or ASHA stopped it.
+    best = results.get_best_result(metric=space.search.metric, mode=space.search.mode, scope="last")
     best_params = _trial_params(best.config)
     best_config = space.trial_config(best_params, name=f"{space.name}-best")
-    embedder, _, report = evaluate_checkpoint(Checkpoint(best.metrics["trial_checkpoint"]), best_config.evaluation)
+    embedder, _, report = evaluate_checkpoint(Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), best_config.evaluation)
     log_report(parent, report, title=f"{space.name}: best trial")
     _close_stopped_trials(parent.uri, space.name)
     _log_trials_table(parent, frame)
