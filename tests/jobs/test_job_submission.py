@@ -17,7 +17,15 @@ from ..cluster_support import BIN, cli_env, free_port, submit_job, wait_for_http
 
 @pytest.fixture
 def head_node(tmp_path):
-    """A Ray head on this machine (its own ports), stopped with everything it started at the end."""
+    """A Ray head on this machine (its own ports), stopped with everything it started at the end.
+
+    The test session's own local Ray is shut down first: beside it the head's job agent did not register within
+    Ray's 10 s ("No available agent to submit job"). Later tests start a fresh one through ``init_ray``.
+    """
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
     gcs_port, dashboard_port = free_port(), free_port()
     # Explicitly without token auth (this head is on 127.0.0.1 for one test): left unset, the mode follows whatever
     # an earlier ray.init() of this session or ~/.ray/auth_token decided, and the dashboard then answers 401.
@@ -30,7 +38,11 @@ def head_node(tmp_path):
         [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs_port}", "--num-cpus=2", f"--temp-dir={temp_dir}",
          "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
          "--disable-usage-stats"],
-        env=env, stdout=open(tmp_path / "head.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
+        # RAY_ADDRESS names this head to its own processes (the job agent, the job's driver, Ray Train's placement
+        # group cleaner): with the test session's Ray also running they otherwise fail on "multiple active Ray
+        # instances", and submission answers "No available agent" (as in infra/local/start.sh).
+        env={**env, "RAY_ADDRESS": f"127.0.0.1:{gcs_port}"},
+        stdout=open(tmp_path / "head.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
     )
     address = f"http://127.0.0.1:{dashboard_port}"
     if not wait_for_http(f"{address}/api/version", timeout=120):
