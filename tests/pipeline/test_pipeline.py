@@ -30,7 +30,6 @@ BAD_LINES = [
 ]
 EXPECTED_REASONS = {
     "ingest": {"empty Spanish side", "expected 2 or 3 tab-separated fields, found 4", "duplicate"},
-    "backtranslate": {"translation failed: apertium crashed (exit code 3)"},
 }
 
 
@@ -81,6 +80,9 @@ def test_every_input_line_is_accounted_for_exactly_once(uninterrupted):
     for name, reasons in EXPECTED_REASONS.items():
         assert reasons <= set(stages[name].reject_reasons), name
     assert any(reason.startswith("undecodable bytes") for reason in stages["ingest"].reject_reasons)
+    # The crashing sentence is quarantined as a translation failure; the exact wording depends on how the dying
+    # process is noticed (its exit code, or the partial output it flushed while crashing).
+    assert any(reason.startswith("translation failed: apertium") for reason in stages["backtranslate"].reject_reasons)
     ids = every_row_id(uninterrupted)
     assert len(ids) == lines and pc.count_distinct(ids).as_py() == lines
     assert set(ids.to_pylist()) == set(row_ids("tatoeba-slice.tsv", range(1, lines + 1)).tolist())
