@@ -27,6 +27,10 @@ def _encoder_for(args: argparse.Namespace) -> tuple[Encode, dict]:
     return MeanWordVectors.glove(tokenizer).encode, {"encoder": args.encoder, "tokenizer": tokenizer.to_dict()}
 
 
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def _add_overrides(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help_text)
 
@@ -80,7 +84,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", required=True, help="YAML file with TrainConfig fields (see jobs/configs/)")
     _add_overrides(parser, "override a config value, e.g. --set optim.epochs=2 --set objective.name=jpa")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _configure_logging()
 
     from parabit.config import parse_override
     from parabit.training.config import TrainConfig
@@ -103,7 +107,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     _add_overrides(parser, "override a training field for every trial, e.g. --set optim.epochs=2")
     parser.add_argument("--name", help="sweep name (default: the space's name); the same name resumes")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _configure_logging()
 
     from parabit.config import parse_override
     from parabit.tuning.space import load_space
@@ -119,7 +123,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     print(summary["best_report"].table())
     print(f"\n{summary['trials']} trials ({summary['errors']} errors) in {summary['seconds']:.0f} s")
     print(f"best {space.search.metric}: {summary['best_dev_score']:.4f} with {summary['best_params']}")
-    print(f"MLflow parent run id: {summary['parent_run_id']}  experiment: {space.trial_config(space.points()[0], 'x').tracking.experiment}")
+    print(f"MLflow parent run id: {summary['parent_run_id']}  experiment: {summary['experiment']}")
     print(f"model: {summary['model_uri']}")
     return 0
 
@@ -132,7 +136,7 @@ def main_job(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--train-config", default="jobs/configs/main.yaml")
     _add_overrides(parser, "override a training config value")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _configure_logging()
 
     from parabit.config import parse_override
     from parabit.pipeline import PipelineConfig, load_pipeline
@@ -171,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: parabit {{{','.join(COMMANDS)}}} [options]   (parabit COMMAND --help for details)")
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _configure_logging()
     return COMMANDS[argv[0]](argv[1:])
 
 

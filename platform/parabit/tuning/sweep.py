@@ -164,7 +164,8 @@ def run_sweep(space: SearchSpace) -> dict:
     best_config.tracking = base.tracking
     model_uri = register_model(best_config, parent, embedder)
     parent.finish()
-    summary = {"name": space.name, "trials": len(frame), "best_params": best_params,
+    summary = {"name": space.name, "experiment": base.tracking.experiment, "trials": len(frame),
+               "best_params": best_params,
                "best_dev_score": best.metrics[space.search.metric], "best_report": report,
                "model_uri": model_uri, "parent_run_id": parent.run_id, "seconds": seconds,
                "errors": len(results.errors)}
