@@ -4,12 +4,18 @@ With ``RAY_ADDRESS`` set (``ray job submit`` sets it, or a user pointing at a cl
 Otherwise a local Ray starts with all local CPUs, its dashboard on 127.0.0.1 (Ray Train's placement-group cleaner
 polls the state API, which the dashboard serves; without it every run logs a warning every second) and a small
 object store: jobs here move token ids, not images, and the default store would reserve 30% of memory.
+
+The local dashboard gets a port chosen here, and every worker is told it through ``RAY_API_SERVER_ADDRESS``: Ray's
+state API, called inside Ray Train's controller and placement-group cleaner, otherwise looks for "the" Ray on the
+machine and fails with "multiple active Ray instances" as soon as a second one runs (a test head, a user's own
+cluster), leaking placement groups that then stall later runs.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 
 import ray
 
@@ -31,18 +37,26 @@ def init_ray(num_cpus: int | None = None) -> None:
         log.info("joining the Ray cluster at %s", os.environ["RAY_ADDRESS"])
         ray.init()
         return
+    dashboard_port = _free_local_port()
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-    runtime_env = {"env_vars": env_vars} if env_vars else None
+    env_vars["RAY_API_SERVER_ADDRESS"] = f"http://127.0.0.1:{dashboard_port}"
     # address="local": always a new local Ray, never one named by a stale /tmp/ray/ray_current_cluster file.
     ray.init(
         address="local",
         num_cpus=num_cpus,
         include_dashboard=True,
         dashboard_host="127.0.0.1",
+        dashboard_port=dashboard_port,
         object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-        runtime_env=runtime_env,
+        runtime_env={"env_vars": env_vars},
         log_to_driver=True,
     )
+
+
+def _free_local_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def available_cpus() -> float:
