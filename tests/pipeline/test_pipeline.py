@@ -43,7 +43,7 @@ def slice_file(tmp_path_factory) -> Path:
 
 
 def config_for(slice_file: Path, output_dir: Path) -> PipelineConfig:
-    faulty = f"set -o pipefail; {sys.executable} {FAULTY_STAGE} | {{ {apertium_pipeline('spa-eng')}; }}"
+    faulty = [[sys.executable, str(FAULTY_STAGE)], *apertium_pipeline("spa-eng")]
     return from_dict(PipelineConfig, {
         "name": "test-backtranslate",
         "output_dir": str(output_dir),

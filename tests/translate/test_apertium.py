@@ -68,8 +68,8 @@ def test_unknown_engine_lists_engines():
 
 def faulty(timeout_s: float) -> ApertiumTranslator:
     """A translator whose engine dies on any sentence containing BOOM and hangs on HANG."""
-    pipeline = f"set -o pipefail; {sys.executable} {FAULTY_STAGE} | {{ {apertium_pipeline('spa-eng')}; }}"
-    return ApertiumTranslator("spa-eng", pipeline=pipeline, timeout_s=timeout_s)
+    return ApertiumTranslator("spa-eng", pipeline=[[sys.executable, str(FAULTY_STAGE)], *apertium_pipeline("spa-eng")],
+                              timeout_s=timeout_s)
 
 
 def test_sentence_that_crashes_the_engine_is_isolated():

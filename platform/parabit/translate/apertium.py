@@ -4,7 +4,8 @@ Why not the ``apertium`` command itself: its text deformatter swallows the NUL b
 stage in its wrapper reads ahead, so a long-lived ``apertium -z`` never answers before end of input. Instead this
 module runs the language pair's own pipeline (``apertium-wblank-mode -z <mode file>``: the same programs ``apertium``
 runs, each in null-flush mode) and does the plain-text deformatting in Python, the way ``apertium-destxt`` /
-``apertium-retxt`` would for a one-line input.
+``apertium-retxt`` would for a one-line input. No shell is involved: the mode's pipeline is parsed into one argument
+list per program, and the programs are started and piped together here.
 
 Framing: every sentence is one NUL-terminated record, so each pipeline stage flushes it as a unit and the *i*-th
 record out is the translation of the *i*-th record in. A known sentinel record closes every batch; a batch counts
@@ -22,6 +23,7 @@ import logging
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -56,8 +58,9 @@ _STREAM_MARKUP = re.compile(r"\\(.)|\.\[\]|\[((?:[^\]\\]|\\.)*)\]", re.S)
 
 
 def normalise(sentence: str) -> str:
-    """Collapse all whitespace (newlines included) to single spaces: one sentence must stay one record."""
-    return " ".join(sentence.split())
+    """Collapse all whitespace (newlines included) to single spaces, and NUL bytes (the record terminator) into
+    spaces too: one sentence must stay one record."""
+    return " ".join(sentence.replace("\0", " ").split())
 
 
 def deformat(sentence: str) -> str:
@@ -78,28 +81,43 @@ class EngineFailure(RuntimeError):
     """The Apertium process died or stopped answering during a batch; the message is the reason."""
 
 
+Stages = Sequence[Sequence[str]]
+
+
+def check_stages(stages: Any) -> list[list[str]]:
+    """``stages`` as a list of argument lists (one per program of a pipeline); a clear error for anything else,
+    notably a shell command line, which is never run."""
+    if (isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages
+            or not all(isinstance(argv, Sequence) and not isinstance(argv, (str, bytes)) and argv
+                       and all(isinstance(arg, str) for arg in argv) for argv in stages)):
+        raise TranslatorError(f"an Apertium pipeline must be a non-empty list of commands, each a list of arguments "
+                              f"such as [['lt-proc', '-z', 'x.bin'], ['apertium-tagger', ...]] (no shell is used); "
+                              f"got {stages!r:.200}")
+    return [list(argv) for argv in stages]
+
+
 class ApertiumProcess:
     """One running Apertium pipeline in null-flush mode: NUL-terminated records in, as many records out.
 
-    ``command`` is a shell pipeline reading Apertium stream format on stdin. The process runs in its own process
-    group so that a hung pipeline can be killed as a whole.
+    ``stages`` are the pipeline's programs as argument lists, started without a shell and connected by pipes; each
+    runs in its own session (no terminal signals), and all are killed together when the pipeline hangs.
     """
 
-    def __init__(self, command: str):
-        self.command = command
-        self._proc: subprocess.Popen | None = None
+    def __init__(self, stages: Stages):
+        self.stages = check_stages(stages)
+        self._procs: list[subprocess.Popen] = []
 
     def exchange(self, records: Sequence[bytes], timeout_s: float) -> list[bytes]:
         """Send ``records`` (without terminators), return the same number of output records.
 
         Raises :class:`EngineFailure` when the process exits, or has not answered within ``timeout_s``.
         """
-        proc = self._ensure_started()
+        procs = self._ensure_started()
         payload = b"".join(record + b"\0" for record in records)
         # Write from a thread: a big batch overflows the pipe buffers unless output is read at the same time.
-        writer = threading.Thread(target=self._write, args=(proc, payload), daemon=True)
+        writer = threading.Thread(target=self._write, args=(procs[0], payload), daemon=True)
         writer.start()
-        output = self._read_records(proc, len(records), timeout_s)
+        output = self._read_records(procs[-1], len(records), timeout_s)
         writer.join(timeout=1.0)
         return output
 
@@ -111,8 +129,7 @@ class ApertiumProcess:
         except (ValueError, OSError):  # a dead pipeline: the reader sees it too, and reports why
             pass
 
-    @staticmethod
-    def _read_records(proc: subprocess.Popen, count: int, timeout_s: float) -> list[bytes]:
+    def _read_records(self, proc: subprocess.Popen, count: int, timeout_s: float) -> list[bytes]:
         deadline = time.monotonic() + timeout_s
         buffer = bytearray()
         fd = proc.stdout.fileno()
@@ -123,55 +140,67 @@ class ApertiumProcess:
                 raise EngineFailure(f"apertium hung (no answer within {timeout_s:g}s)")
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                code = proc.wait(timeout=EXIT_WAIT_S)
-                raise EngineFailure(f"apertium crashed (exit code {code})")
+                raise EngineFailure(self._crash_reason() or "apertium crashed (its output closed)")
             buffer += chunk
         records = bytes(buffer).split(b"\0")
         if len(records) != count + 1 or records[-1]:
-            raise EngineFailure("apertium returned more records than it was sent")
+            # Stages flush empty records when a neighbour dies: name the crash if there was one.
+            raise EngineFailure(self._crash_reason() or "apertium returned more records than it was sent")
         return records[:-1]
+
+    def _crash_reason(self, wait_s: float = EXIT_WAIT_S) -> str | None:
+        """"apertium crashed (exit code N)" for the stage that failed, or None if none has (yet) within ``wait_s``.
+
+        A stage killed by a broken pipe only follows a neighbour's death, so another failing stage is named first."""
+        deadline = time.monotonic() + wait_s
+        codes = []
+        for proc in self._procs:
+            try:
+                codes.append(proc.wait(timeout=max(deadline - time.monotonic(), 0.01)))
+            except subprocess.TimeoutExpired:
+                codes.append(None)
+        failed = [c for c in codes if c not in (None, 0, -signal.SIGPIPE)] or [c for c in codes if c not in (None, 0)]
+        return f"apertium crashed (exit code {failed[0]})" if failed else None
 
     def failure_reason(self, wait_s: float = EXIT_WAIT_S) -> str:
         """Why a batch came back misaligned: a crashed stage (its exit code), or else a garbled stream."""
-        if self._proc is not None:
-            try:
-                return f"apertium crashed (exit code {self._proc.wait(timeout=wait_s)})"
-            except subprocess.TimeoutExpired:
-                pass
-        return "apertium output lost alignment (the batch's end marker did not come back last)"
+        return (self._crash_reason(wait_s)
+                or "apertium output lost alignment (the batch's end marker did not come back last)")
 
-    def _ensure_started(self) -> subprocess.Popen:
-        if self._proc is None or self._proc.poll() is not None:
+    def _ensure_started(self) -> list[subprocess.Popen]:
+        if not self._procs or any(proc.poll() is not None for proc in self._procs):
             self.stop()
-            self._proc = subprocess.Popen(
-                ["bash", "-c", self.command],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        return self._proc
+            try:
+                for argv in self.stages:
+                    upstream = self._procs[-1].stdout if self._procs else subprocess.PIPE
+                    self._procs.append(subprocess.Popen(argv, stdin=upstream, stdout=subprocess.PIPE,
+                                                        stderr=subprocess.DEVNULL, start_new_session=True))
+                    if upstream is not subprocess.PIPE:
+                        upstream.close()  # the next stage holds it now; closed here, a dead stage gives EOF/EPIPE
+            except OSError as err:
+                self.stop()
+                raise TranslatorError(f"cannot start the Apertium pipeline stage {argv[0]!r}: {err}") from None
+        return self._procs
 
     def stop(self) -> None:
         """Kill the whole pipeline (every stage), if running."""
-        if self._proc is None:
-            return
-        if self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
-            try:
-                stream.close()
-            except OSError:  # stdin of a killed pipeline may still hold unflushed bytes
-                pass
-        self._proc = None
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self._procs:
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:  # stdin of a killed pipeline may still hold unflushed bytes
+                    pass
+        self._procs = []
 
 
-def apertium_pipeline(mode: str, datadir: Path = DEFAULT_DATADIR) -> str:
-    """The shell pipeline of ``mode`` with every stage in null-flush mode and unknown words unmarked (``-u``).
+def apertium_pipeline(mode: str, datadir: Path = DEFAULT_DATADIR) -> list[list[str]]:
+    """The programs of ``mode``'s pipeline as argument lists, every stage in null-flush mode and unknown words
+    unmarked (``-u``).
 
     Raises :class:`TranslatorError` naming the Debian packages when Apertium or the mode is not installed.
     """
@@ -187,9 +216,31 @@ def apertium_pipeline(mode: str, datadir: Path = DEFAULT_DATADIR) -> str:
     pipeline = subprocess.run(
         ["apertium-wblank-mode", "-z", str(mode_file)], capture_output=True, text=True, check=True
     ).stdout.strip()
-    # pipefail: a crashing stage gives the pipeline its exit code. The mode file's $1 is lt-proc's generation flag (-n: leave unknown words unmarked, as `apertium -u`) and $2
-    # the tagger's (none), exactly as the `apertium` wrapper passes them.
-    return f"set -o pipefail; set -- -n ''; {pipeline}"
+    return parse_mode_pipeline(pipeline, mode_file)
+
+
+# The mode file's $1 is lt-proc's generation flag (-n: leave unknown words unmarked, as `apertium -u`) and $2 the
+# tagger's (none: the word goes away, as an empty unquoted shell variable does), as the `apertium` wrapper passes them.
+_MODE_ARGUMENTS = {"$1": ["-n"], "$2": []}
+_SHELL_SYNTAX = re.compile(r"[$;&<>`(){}*?]")
+
+
+def parse_mode_pipeline(pipeline: str, source: str | Path = "mode") -> list[list[str]]:
+    """A mode's ``prog args | prog args ...`` line as argument lists; anything beyond plain words, quotes and pipes
+    (redirections, variables other than $1/$2, command substitution) is refused rather than given to a shell."""
+    lexer = shlex.shlex(pipeline, posix=True, punctuation_chars="|")
+    lexer.whitespace_split = True
+    stages: list[list[str]] = [[]]
+    for token in lexer:
+        if token == "|":
+            stages.append([])
+        elif token in _MODE_ARGUMENTS:
+            stages[-1].extend(_MODE_ARGUMENTS[token])
+        elif _SHELL_SYNTAX.search(token):
+            raise TranslatorError(f"{source}: unsupported shell syntax {token!r} in the Apertium pipeline {pipeline!r}")
+        else:
+            stages[-1].append(token)
+    return check_stages(stages)
 
 
 def mode_languages(mode: str) -> tuple[str, str]:
@@ -209,8 +260,9 @@ class ApertiumTranslator(Translator):
     """Translates with one long-lived Apertium pipeline for one direction (``mode``, e.g. "spa-eng").
 
     ``timeout_s`` bounds one batch; a hung or crashed process is restarted. Sentences are whitespace-normalised
-    first (a newline would split a record). ``pipeline`` replaces the shell command that reads the null-flushed
-    Apertium stream (default: the installed ``mode``), e.g. to run a patched language pair.
+    first (a newline would split a record). ``pipeline`` replaces the programs that read the null-flushed Apertium
+    stream (default: the installed ``mode``'s), as a list of argument lists, e.g. to run a patched language pair;
+    it is never given to a shell.
 
     Raises :class:`TranslatorError` at construction when Apertium or the mode is missing.
     """
@@ -224,13 +276,13 @@ class ApertiumTranslator(Translator):
         *,
         timeout_s: float = 60.0,
         datadir: str | Path = DEFAULT_DATADIR,
-        pipeline: str | None = None,
+        pipeline: Stages | None = None,
     ):
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self.mode = mode
         self.timeout_s = timeout_s
-        self._process = ApertiumProcess(pipeline or apertium_pipeline(mode, Path(datadir)))
+        self._process = ApertiumProcess(apertium_pipeline(mode, Path(datadir)) if pipeline is None else pipeline)
         self.restarts = 0
 
     @classmethod
@@ -240,6 +292,8 @@ class ApertiumTranslator(Translator):
         _check_direction(mode, src, tgt)
         if options.get("pipeline") is None:
             apertium_pipeline(mode, Path(options.get("datadir", DEFAULT_DATADIR)))
+        else:
+            check_stages(options["pipeline"])
 
     def translate(self, sentences: Sequence[str], src: str, tgt: str) -> TranslationBatch:
         _check_direction(self.mode, src, tgt)
