@@ -72,3 +72,33 @@ def test_default_store_is_the_project_sqlite_file(monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     assert tracking_uri() == f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
     assert mlflow  # imported for side effects of the store module in other tests
+
+
+def test_log_history_writes_only_the_missing_steps(isolated_mlflow_store):
+    """The driver's catch-up after live logging: every epoch ends up in the run exactly once."""
+    tracker = RunTracker("test-tracker", "history")
+    run_id = tracker.start()
+    history = [{"epoch": e, "loss": 1.0 / e} for e in (1, 2, 3, 4)]
+    tracker.log_metrics(history[0], step=1)   # logged live
+    tracker.log_metrics(history[2], step=3)   # logged live; epochs 2 and 4 were lost with a worker
+    tracker.log_history(history)
+    tracker.log_history(history)  # idempotent
+    assert tracker.finish() is True
+    client = MlflowClient(isolated_mlflow_store)
+    assert sorted(m.step for m in client.get_metric_history(run_id, "loss")) == [1, 2, 3, 4]
+    assert sorted(m.step for m in client.get_metric_history(run_id, "epoch")) == [1, 2, 3, 4]
+    assert tracker.logged_steps("loss") == {1, 2, 3, 4}
+
+
+def test_a_down_server_is_retried_after_a_pause_not_on_every_call(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("PARABIT_OUTPUT", str(tmp_path))
+    tracker = RunTracker("test-tracker", "paused", uri=f"http://127.0.0.1:{_closed_port()}")
+    attempts, connect = [], tracker._ensure_run
+    monkeypatch.setattr(tracker, "_ensure_run", lambda: attempts.append(1) or connect())  # counts real attempts
+    tracker.log_metrics({"loss": 1.0}, step=1)  # fails: the next automatic attempt waits RETRY_INTERVAL_S
+    for step in range(2, 6):
+        tracker.log_metrics({"loss": 1.0}, step=step)
+        tracker.flush()
+    assert len(attempts) == 1 and tracker.pending == 5
+    assert tracker.finish() is False and len(attempts) == 2  # finish always tries

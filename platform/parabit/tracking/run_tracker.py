@@ -2,9 +2,15 @@
 
 Every call is attempted at once; if MLflow raises (server down, network, database locked), the call is kept
 in order in a replay queue, a warning is logged, and the caller carries on. ``flush()`` (called again by
-``finish()``) replays the queue, creating the run first if even that had failed. Nothing is lost as long as the
-server is back before the process ends; what is still queued then is written to a JSON spool file whose path
-is logged, so it can be replayed by hand.
+``finish()``) replays the queue, creating the run first if even that had failed; after a failure, automatic retries
+wait :data:`RETRY_INTERVAL_S` (a down server costs seconds per attempt, and the work must not pay that every step),
+while ``finish()`` always tries. Nothing is lost as long as the server is back before the process ends; what is
+still queued then is written to a JSON spool file whose path is logged, so it can be replayed by hand
+(``python -m parabit.tracking.replay SPOOL``).
+
+Per-step metrics that other processes log live (Ray Train's rank-0 worker) can be lost with those processes, or
+logged twice when a killed worker repeats an epoch; :meth:`RunTracker.log_history` is the driver's catch-up: it
+writes exactly the steps the run does not have yet, when the store is reachable, so each epoch appears once.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from parabit.tracking.store import ensure_experiment, tracking_uri
 log = logging.getLogger(__name__)
 
 MAX_PARAM_LENGTH = 6000
+RETRY_INTERVAL_S = 20.0
 
 
 def flatten_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -67,6 +74,7 @@ class RunTracker:
         self.uri = uri or tracking_uri()
         self.client = MlflowClient(self.uri)
         self._pending: list[tuple[str, tuple, dict]] = []
+        self._retry_at = 0.0  # no automatic delivery attempt before this time.monotonic()
 
     # -- life cycle -----------------------------------------------------------------------------------------
     def start(self) -> str | None:
@@ -82,6 +90,7 @@ class RunTracker:
             run = self.client.create_run(experiment_id, run_name=self.run_name, tags=self.tags)
         except Exception as err:  # noqa: BLE001 - any tracking failure must not stop the caller
             log.warning("MLflow tracking store %s unreachable (%s); logging is queued and retried.", self.uri, err)
+            self._retry_at = time.monotonic() + RETRY_INTERVAL_S
             return False
         self.run_id = run.info.run_id
         return True
@@ -89,7 +98,7 @@ class RunTracker:
     def finish(self, status: str = "FINISHED") -> bool:
         """Replay anything queued and close the run. Returns True when everything reached the store."""
         self._call("set_terminated", status=status)
-        delivered = self.flush()
+        delivered = self.flush(force=True)
         if not delivered:
             self._spool()
         return delivered
@@ -98,6 +107,22 @@ class RunTracker:
     def log_params(self, params: Mapping[str, Any]) -> None:
         flat = flatten_params(params)
         self._call("log_batch", params=[Param(k, v) for k, v in flat.items()])
+
+    def log_history(self, history: list[Mapping[str, float]], step_key: str = "epoch") -> None:
+        """Log each entry of ``history`` (one dict of metrics per step, the step in ``entry[step_key]``) for the
+        metrics and steps the run does not have yet: idempotent, so it completes whatever live logging missed
+        without repeating a step. Deferred like any call while the store is unreachable (and spooled with it)."""
+        self._call("log_missing_steps", history=[dict(entry) for entry in history], step_key=step_key)
+
+    def logged_steps(self, key: str) -> set[int] | None:
+        """The steps at which metric ``key`` is already in the run; None if that cannot be known now."""
+        if self.run_id is None:
+            return None
+        try:
+            return {metric.step for metric in self.client.get_metric_history(self.run_id, key)}
+        except Exception as err:  # noqa: BLE001
+            log.warning("MLflow metric history of %s unavailable (%s)", key, err)
+            return None
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         stamp = int(time.time() * 1000)
@@ -133,21 +158,39 @@ class RunTracker:
         self._pending.append((method, (), kwargs))
         return len(self._pending) == 1 and self.flush()
 
-    def flush(self) -> bool:
-        """Deliver queued calls in order; stop at the first failure and keep the rest. True if none is left."""
+    def flush(self, force: bool = False) -> bool:
+        """Deliver queued calls in order; stop at the first failure and keep the rest. True if none is left.
+
+        Within :data:`RETRY_INTERVAL_S` of a failure nothing is attempted unless ``force``."""
         if not self._pending:
             return True
+        if not force and time.monotonic() < self._retry_at:
+            return False
         if not self._ensure_run():
             return False
         while self._pending:
             method, args, kwargs = self._pending[0]
+            target = self if method in self._OWN_CALLS else self.client
             try:
-                getattr(self.client, method)(self.run_id, *args, **kwargs)
+                getattr(target, method)(self.run_id, *args, **kwargs)
             except Exception as err:  # noqa: BLE001
                 log.warning("MLflow %s failed (%s); %d call(s) queued for retry.", method, err, len(self._pending))
+                self._retry_at = time.monotonic() + RETRY_INTERVAL_S
                 return False
             self._pending.pop(0)
         return True
+
+    # Queued calls carried out by the tracker itself (a few client calls each), not by the MLflow client.
+    _OWN_CALLS = frozenset({"log_missing_steps"})
+
+    def log_missing_steps(self, run_id: str, history: list[dict], step_key: str) -> None:
+        stamp = int(time.time() * 1000)
+        keys = sorted({key for entry in history for key in entry})
+        have = {key: {m.step for m in self.client.get_metric_history(run_id, key)} for key in keys}
+        missing = [Metric(key, float(value), stamp, int(entry[step_key]))
+                   for entry in history for key, value in entry.items() if int(entry[step_key]) not in have[key]]
+        for start in range(0, len(missing), 1000):
+            self.client.log_batch(run_id, metrics=missing[start:start + 1000])
 
     def _spool(self) -> None:
         spool = output_root() / "mlflow-spool" / f"{self.run_name or 'run'}-{int(time.time())}.json"
@@ -168,7 +211,7 @@ class RunTracker:
         for call in payload["calls"]:
             kwargs = {k: _from_json(v) for k, v in call["kwargs"].items()}
             tracker._pending.append((call["method"], (), kwargs))
-        if not tracker.flush():
+        if not tracker.flush(force=True):
             raise ConnectionError(f"tracking store {tracker.uri} still unreachable; {spool} kept")
         Path(spool).unlink()
         return tracker

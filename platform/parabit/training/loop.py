@@ -117,6 +117,12 @@ def train_loop_per_worker(loop_config: dict) -> None:
         tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
                              uri=loop_config.get("tracking_uri"))
         tracker.set_tags({"parabit.worker_nodes": ",".join(worker_nodes), "parabit.device": str(device)})
+    # Epochs already in the MLflow run are not logged again: a worker killed after logging an epoch but before its
+    # checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for this attempt;
+    # the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
+    logged: set[int] | None = set()
+    if tracker is not None and checkpoint is not None:
+        logged = tracker.logged_steps("loss")
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
 
     for epoch in range(start_epoch, config.optim.epochs):
@@ -156,7 +162,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
                 if score.subset in ("mean", "wmean") or score.metric == "pearson":
                     metrics[f"dev/{score.name}"] = score.value
             history.append(metrics)
-            if tracker is not None:
+            if tracker is not None and logged is not None and epoch + 1 not in logged:
                 tracker.log_metrics(metrics, step=epoch + 1)
                 tracker.flush()
             print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "

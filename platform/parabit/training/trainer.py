@@ -95,10 +95,17 @@ def open_tracker(config: TrainConfig, *, kind: str = "training", parent_run_id: 
     tracker.start()
     if previous is None:
         tracker.log_params(to_dict(config))
-    if tracker.run_id:
+    remember_run(config, tracker)
+    return tracker
+
+
+def remember_run(config: TrainConfig, tracker: RunTracker) -> None:
+    """Record the MLflow run of ``config.name`` (once it exists: a run created late, after the store came back,
+    is recorded when the run finishes), so that re-running the same command continues it."""
+    record = _run_record(config)
+    if tracker.run_id and not record.exists():
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps({"mlflow_run_id": tracker.run_id}))
-    return tracker
 
 
 def register_model(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedder) -> str | None:
@@ -204,6 +211,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     mark = time.perf_counter()
     embedder, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
     seconds["evaluate"] = time.perf_counter() - mark
+    tracker.log_history(history)  # the epochs live logging missed (store down, worker killed), each once
     log_report(tracker, report, title=config.name)
 
     mark = time.perf_counter()
@@ -212,6 +220,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     seconds["total"] = time.perf_counter() - started
     tracker.log_metrics({f"time/{k}_seconds": v for k, v in seconds.items()})
     tracker.finish()
+    remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, report, history, result.checkpoint.path, seconds)
 
 

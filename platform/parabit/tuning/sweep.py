@@ -34,6 +34,7 @@ from parabit.training.trainer import (
     log_prepared_data,
     open_tracker,
     register_model,
+    remember_run,
 )
 from parabit.tuning.space import SearchSpace
 
@@ -69,8 +70,10 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     log_prepared_data(tracker, prepared)
     result = build_trainer(config, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
     _, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
+    tracker.log_history(history)
     log_report(tracker, report, title=trial_name)
     tracker.finish()
+    remember_run(config, tracker)
     tune.report({**history[-1], "final/sts_mean_pearson": _sts_mean(report), CHECKPOINT_PATH_KEY: result.checkpoint.path})
 
 
