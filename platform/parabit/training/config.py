@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from parabit.evaluation.config import EvaluationConfig
 
-CONDITIONS = ("bilingual_sentences", "ppdb", "pairs_parquet")
+CONDITIONS = ("bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases", "pivot_paraphrases")
+FILE_CONDITIONS = ("pairs_parquet", "bilingual_phrases", "pivot_paraphrases")  # need data.path
+BIGRAM_SOURCES = ("sick",)
 BITEXT_SOURCES = ("tatoeba", "europarl")
 OBJECTIVES = ("jbi", "jpa")
 DISTANCES = ("euclidean", "cosine")
@@ -35,7 +37,11 @@ class DataConfig:
 
     ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``), ``ppdb`` (PPDB lexical
     paraphrase pairs, both sides English) or ``pairs_parquet`` (a parquet file from a parabit pipeline with columns
-    ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``).
+    ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from
+    ``jobs/phrases.py``: columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases:
+    columns ``phrase``, ``paraphrase``); ``path`` is the parquet file or folder.
+    ``drop_bigrams_of``: reject every pair whose English side shares a word bigram with these evaluation sets
+    (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
     """
 
     condition: str = "bilingual_sentences"
@@ -49,13 +55,16 @@ class DataConfig:
     tokenizer: str = "regexp"
     lowercase: bool = True
     seed: int = 13
+    drop_bigrams_of: tuple[str, ...] = ()
 
     def __post_init__(self):
         _check_choice("data.condition", self.condition, CONDITIONS)
         for source in self.sources:
             _check_choice("data.sources entry", source, BITEXT_SOURCES)
-        if self.condition == "pairs_parquet" and not self.path:
-            raise ValueError("data.condition 'pairs_parquet' needs data.path: the parquet file of training pairs")
+        if self.condition in FILE_CONDITIONS and not self.path:
+            raise ValueError(f"data.condition {self.condition!r} needs data.path: the parquet file of training pairs")
+        for source in self.drop_bigrams_of:
+            _check_choice("data.drop_bigrams_of entry", source, BIGRAM_SOURCES)
         _check_positive("data.max_tokens", self.max_tokens)
         if self.max_pairs is not None:
             _check_positive("data.max_pairs", self.max_pairs)

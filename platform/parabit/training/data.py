@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from parabit.data.bitext import read_europarl, read_tatoeba
 from parabit.data.errors import Quarantine
 from parabit.data.ppdb import read_ppdb_lexical
+from parabit.data.sick import read_sick
 from parabit.paths import output_root
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
@@ -62,6 +63,11 @@ class PreparedData:
         return self.directory / "pairs.parquet"
 
 
+# Parquet conditions: (English column, other column, column naming the other side's language; absent → English).
+PARQUET_COLUMNS = {"pairs_parquet": ("text_a", "text_b", "lang_b"), "bilingual_phrases": ("en", "foreign", "lang"),
+                   "pivot_paraphrases": ("phrase", "paraphrase", None)}
+
+
 def load_text_pairs(config: DataConfig) -> TextPairs:
     """The raw text pairs of ``config.condition``; bad bitext lines are quarantined and counted by reason."""
     if config.condition == "bilingual_sentences":
@@ -76,22 +82,41 @@ def load_text_pairs(config: DataConfig) -> TextPairs:
         quarantine = Quarantine()
         pairs = read_ppdb_lexical(quarantine=quarantine)
         return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", dict(quarantine.counts))
+    column_a, column_b, lang_column = PARQUET_COLUMNS[config.condition]
     table = pq.read_table(config.path)
-    missing = {"text_a", "text_b"} - set(table.column_names)
+    missing = {column_a, column_b} - set(table.column_names)
     if missing:
-        raise ValueError(f"{config.path}: training pairs need columns text_a and text_b; missing {sorted(missing)}")
-    lang_b = table.column("lang_b")[0].as_py() if "lang_b" in table.column_names and len(table) else "en"
-    return TextPairs(table.column("text_a").to_pylist(), table.column("text_b").to_pylist(), "en", lang_b, {})
+        raise ValueError(f"{config.path}: {config.condition} training pairs need columns {column_a} and {column_b}; "
+                         f"missing {sorted(missing)}")
+    lang_b = table.column(lang_column)[0].as_py() if lang_column in table.column_names and len(table) else "en"
+    return TextPairs(table.column(column_a).to_pylist(), table.column(column_b).to_pylist(), "en", lang_b, {})
 
 
 def _cache_key(config: DataConfig) -> str:
     """The data config, plus the input file's identity for parquet inputs (a re-made file must not hit the cache)."""
     source = {}
-    if config.condition == "pairs_parquet":
-        stat = Path(config.path).stat()
-        source = {"path": str(Path(config.path).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    if config.condition in PARQUET_COLUMNS:
+        path = Path(config.path)
+        stats = [p.stat() for p in ([path] if path.is_file() else sorted(path.glob("*.parquet")))]
+        source = {"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
+                  "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
     settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config), "source": source}, sort_keys=True, default=str)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
+
+
+def evaluation_bigrams(sources: tuple[str, ...], tokenizer: Tokenizer) -> set[tuple[str, str]]:
+    """Every word bigram of the named evaluation sets' sentences (``sick``: SICK test), tokenised for training."""
+    bigrams: set[tuple[str, str]] = set()
+    if "sick" in sources:
+        for pair in read_sick("test"):
+            for sentence in (pair.sentence_a, pair.sentence_b):
+                tokens = tokenizer(sentence)
+                bigrams.update(zip(tokens, tokens[1:]))
+    return bigrams
+
+
+def shares_bigram(tokens: list[str], bigrams: set[tuple[str, str]]) -> bool:
+    return any(bigram in bigrams for bigram in zip(tokens, tokens[1:]))
 
 
 def _fixed_size_ids(ids: np.ndarray) -> pa.FixedSizeListArray:
@@ -112,11 +137,14 @@ def prepare_training_data(config: DataConfig, cache_root: Path | None = None) ->
     # Drop exact duplicate pairs and pairs with an empty side; count both, so rows in = rows out + rejected.
     rejected = Counter(pairs.rejected)
     seen: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    banned = evaluation_bigrams(config.drop_bigrams_of, tokenizer)
     keep = []
     for index, (a, b) in enumerate(zip(tokens_a, tokens_b)):
         key = (tuple(a), tuple(b))
         if not a or not b:
             rejected["no tokens on one side"] += 1
+        elif banned and (shares_bigram(a, banned) or (pairs.lang_b == "en" and shares_bigram(b, banned))):
+            rejected[f"shares a bigram with {'+'.join(config.drop_bigrams_of)}"] += 1
         elif key in seen:
             rejected["duplicate pair"] += 1
         else:
