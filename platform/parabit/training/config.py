@@ -128,12 +128,14 @@ class OptimConfig:
     """Optimiser, learning rate, batch size (pairs per worker) and epochs.
 
     Sparse word tables get the sparse-aware variant of ``name``: SparseAdam for ``adam``, Adagrad and SGD as they are.
+    ``amsgrad``: the AMSGrad variant of dense Adam (Chen et al. 2019); only with ``name: adam``.
     """
 
     name: str = "adam"
     lr: float = 0.001
     batch_size: int = 100
     epochs: int = 5
+    amsgrad: bool = False
 
     def __post_init__(self):
         _check_choice("optim.name", self.name, OPTIMIZERS)
@@ -141,6 +143,8 @@ class OptimConfig:
         if self.batch_size < 2:
             raise ValueError(f"optim.batch_size must be at least 2 (negatives come from the batch), got {self.batch_size}")
         _check_positive("optim.epochs", self.epochs)
+        if self.amsgrad and self.name != "adam":
+            raise ValueError(f"optim.amsgrad is a variant of Adam: set optim.name to 'adam' (it is {self.name!r})")
 
 
 @dataclass

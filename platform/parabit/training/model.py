@@ -88,5 +88,6 @@ def build_optimizers(model: nn.Module, config: OptimConfig) -> list[torch.optim.
     if sparse_params:
         optimizers.append(sparse_class(sparse_params, lr=config.lr))
     if dense_params:
-        optimizers.append(dense_class(dense_params, lr=config.lr))
+        options = {"amsgrad": True} if config.amsgrad else {}
+        optimizers.append(dense_class(dense_params, lr=config.lr, **options))
     return optimizers

@@ -1,0 +1,37 @@
+"""Assemble Chen et al.'s Tables 3 and 4 from the finished BilDRL runs, print them and log them to MLflow
+(experiment ``parabit-bildrl``, run ``bildrl-tables``: ``tables/table3.md``, ``tables/table4.md``).
+
+``python jobs/bildrl_tables.py [--results outputs/bildrl/results]``
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from parabit.dictionary.tables import load_records, table3, table4
+from parabit.paths import output_root
+from parabit.tracking import RunTracker
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--results", default=str(output_root() / "bildrl" / "results"))
+    args = parser.parse_args(argv)
+    records = load_records(Path(args.results))
+    if not records:
+        print(f"no BilDRL results under {args.results}; run jobs/train_dictionary.py first", file=sys.stderr)
+        return 1
+    three, four = table3(records), table4(records)
+    print("Table 3 (P@1 %, P@10 %, MRR)\n" + three + "\n\nTable 4 (bilingual paraphrase identification)\n" + four)
+    tracker = RunTracker("parabit-bildrl", "bildrl-tables", tags={"parabit.kind": "bildrl-tables"})
+    tracker.start()
+    tracker.log_text(three, "tables/table3.md")
+    tracker.log_text(four, "tables/table4.md")
+    tracker.log_dict({r["name"]: r["mlflow_run_id"] for r in records}, "tables/runs.json")
+    tracker.finish()
+    print(f"MLflow run {tracker.run_id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
