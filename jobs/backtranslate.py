@@ -8,20 +8,18 @@ import argparse
 import logging
 import sys
 
-from parabit.config import ConfigError, load_config, parse_override
+from parabit.cli import reports_user_errors
+from parabit.config import load_config, parse_override
 from parabit.pipeline import PipelineConfig, load_pipeline
 
 
+@reports_user_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file for parabit.pipeline.PipelineConfig")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config value")
     args = parser.parse_args(argv)
-    try:
-        config = load_config(PipelineConfig, args.config, dict(parse_override(text) for text in args.set))
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    config = load_config(PipelineConfig, args.config, dict(parse_override(text) for text in args.set))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     result = load_pipeline("backtranslate").run(config)
     for name, stage in result.stages.items():

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from parabit.config import load_config
+from parabit.config import ConfigError, load_config
+from parabit.data.errors import DataFormatError
 from parabit.evaluation.config import EvaluationConfig
 from parabit.evaluation.metrics import Encode
 from parabit.text.tokenize import TOKENIZERS, Tokenizer
 
 BASELINE_ENCODERS = ("glove-mean",)
+
+
+# Mistakes in what the user gave (a config, a data file): one line on stderr and exit code 2, not a traceback.
+USER_ERRORS = (ConfigError, DataFormatError)
+
+
+def reports_user_errors(command: Callable[..., int]) -> Callable[..., int]:
+    """Wrap a command so that a :data:`USER_ERRORS` exception prints ``error: <message>`` and returns 2."""
+
+    @functools.wraps(command)
+    def run(argv: Sequence[str] | None = None) -> int:
+        try:
+            return command(argv)
+        except USER_ERRORS as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+
+    return run
 
 
 def _encoder_for(args: argparse.Namespace) -> tuple[Encode, dict]:
@@ -35,6 +55,7 @@ def _add_overrides(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help_text)
 
 
+@reports_user_errors
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     """Score an encoder on STS 2012–2016, SICK and MSRP; print the table and log it to MLflow."""
     parser = argparse.ArgumentParser(prog="parabit evaluate", description=evaluate_main.__doc__)
@@ -78,6 +99,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+@reports_user_errors
 def train_main(argv: Sequence[str] | None = None) -> int:
     """Train an encoder on Ray Train from a YAML config, evaluate it, log it to MLflow and register the model."""
     parser = argparse.ArgumentParser(prog="parabit train", description=train_main.__doc__)
@@ -100,6 +122,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+@reports_user_errors
 def sweep_main(argv: Sequence[str] | None = None) -> int:
     """Run (or resume) a Ray Tune sweep described by a search-space YAML file; register the best model."""
     parser = argparse.ArgumentParser(prog="parabit sweep", description=sweep_main.__doc__)
@@ -128,6 +151,7 @@ def sweep_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+@reports_user_errors
 def main_job(argv: Sequence[str] | None = None) -> int:
     """The whole flow on the embedded defaults: bitext → back-translation → filtering → training → evaluation →
     registered model. The training run is nested under the pipeline's MLflow run, so one view links data and model."""

@@ -49,13 +49,58 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "config
             value = from_dict(nested, value, where=f"{where}.{name}")
         elif typing.get_origin(annotation) is tuple and isinstance(value, list):
             value = tuple(value)
-        values[name] = value
+        values[name] = _checked(value, annotation, f"{where}.{name}")
     try:
         return cls(**values)
     except (TypeError, ValueError) as err:
         if isinstance(err, ConfigError):
             raise
         raise ConfigError(f"{where}: {err}") from err
+
+
+_SCALARS = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _checked(value: Any, annotation: Any, where: str) -> Any:
+    """``value`` if it fits ``annotation`` (plain scalars, optional, tuples of them, nested configs), else a
+    :class:`ConfigError` naming the key, what it expects and what it got. A number written as a string (PyYAML reads
+    ``1e-3`` as one) is accepted for a float."""
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (
+        annotation,)
+    if value is None:
+        if type(None) in options or annotation is Any:
+            return value
+        raise ConfigError(f"{where}: a value is required (got nothing)")
+    for option in options:
+        if option is Any or option is type(None):
+            continue
+        if option in _SCALARS:
+            if option is float and isinstance(value, str):
+                try:
+                    return float(value)
+                except ValueError:
+                    continue
+            if isinstance(value, option) and not (option in (int, float) and isinstance(value, bool)):
+                return value
+            if option is float and isinstance(value, int) and not isinstance(value, bool):
+                return value
+        elif dataclasses.is_dataclass(option):
+            if isinstance(value, (option, Mapping)):  # a mapping inside a tuple: the owner's __post_init__ builds it
+                return value
+        elif typing.get_origin(option) is tuple and isinstance(value, tuple):
+            item = (typing.get_args(option) or (Any,))[0]
+            return tuple(_checked(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+        elif typing.get_origin(option) in (list, dict) or option in (list, dict):
+            if isinstance(value, typing.get_origin(option) or option):
+                return value
+        else:
+            return value  # a type this check does not know: left to the dataclass's own validation
+    wanted = " or ".join(
+        _SCALARS.get(o) or (f"a mapping of {o.__name__} fields" if dataclasses.is_dataclass(o) else
+                            "a list" if typing.get_origin(o) in (tuple, list) or o in (tuple, list) else
+                            "a mapping" if typing.get_origin(o) is dict or o is dict else str(o))
+        for o in options if o is not type(None))
+    raise ConfigError(f"{where}: expected {wanted}, got {value!r:.80} ({type(value).__name__})")
 
 
 def load_config(cls: type[T], path: str | Path, overrides: Mapping[str, Any] | None = None) -> T:

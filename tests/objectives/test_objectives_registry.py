@@ -8,6 +8,7 @@ from parabit.objectives import (
     OBJECTIVES,
     BilingualHingeLoss,
     DictionaryL2Loss,
+    MaLSTMClassificationLoss,
     MaLSTMRegressionLoss,
     ParaphraseMarginLoss,
     build_objective,
@@ -19,6 +20,7 @@ def test_registry_names():
         "jbi": BilingualHingeLoss,
         "jpa": ParaphraseMarginLoss,
         "malstm": MaLSTMRegressionLoss,
+        "malstm_classification": MaLSTMClassificationLoss,
         "dictionary_l2": DictionaryL2Loss,
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,24 +22,37 @@ def iter_lines(
     """Yield ``(line_number, text)`` for each line of a UTF-8 text file (``.gz`` read transparently).
 
     Line numbers are 1-based. A UTF-8 byte-order mark and the line terminator (``\\n`` or ``\\r\\n``) are
-    removed. A line that is not valid UTF-8 raises :class:`DataFormatError` naming the file and line, or,
-    with a ``quarantine``, is kept aside (decoded with replacement characters) and skipped.
+    removed. A line that is not valid UTF-8, or holds a NUL byte (binary data: no text format here has one), raises
+    :class:`DataFormatError` naming the file and line, or, with a ``quarantine``, is kept aside and skipped.
+    A file that is missing, empty, or a truncated/corrupt gzip raises :class:`DataFormatError` in any case (for a
+    truncated gzip, after the lines before the damage): these are problems of the whole file, not of a line.
     """
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(path, None, "file does not exist")
-    with _open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            raw = raw.rstrip(b"\n").rstrip(b"\r")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                reject(quarantine, path, number, f"undecodable bytes (not UTF-8: {err.reason} at byte {err.start})",
-                       raw.decode("utf-8", errors="replace"))
-                continue
-            yield number, text
+    number = 0
+    try:
+        with _open_binary(path) as handle:
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                raw = raw.rstrip(b"\n").rstrip(b"\r")
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    reject(quarantine, path, number,
+                           f"undecodable bytes (not UTF-8: {err.reason} at byte {err.start})",
+                           raw.decode("utf-8", errors="replace"))
+                    continue
+                if "\0" in text:
+                    reject(quarantine, path, number, "NUL byte (binary data, not text)", text.replace("\0", "\\0"))
+                    continue
+                yield number, text
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise DataFormatError(path, number + 1, f"gzip data is truncated or corrupt ({err}); the file is incomplete: "
+                              "download or compress it again") from None
+    if number == 0:
+        raise DataFormatError(path, None, "file is empty")
 
 
 def split_fields(path: Path, number: int, text: str, expected: int | tuple[int, ...], sep: str = "\t") -> list[str]:

@@ -10,6 +10,7 @@ from torch import nn
 
 from parabit.objectives.bilingual_hinge import BilingualHingeLoss
 from parabit.objectives.dictionary_l2 import DictionaryL2Loss
+from parabit.objectives.malstm_classification import MaLSTMClassificationLoss
 from parabit.objectives.malstm_regression import MaLSTMRegressionLoss
 from parabit.objectives.negative_sampling import gather_negatives, sample_random_negatives, select_negatives
 from parabit.objectives.paraphrase_margin import ParaphraseMarginLoss
@@ -19,6 +20,7 @@ OBJECTIVES: dict[str, type[nn.Module]] = {
     "jbi": BilingualHingeLoss,
     "jpa": ParaphraseMarginLoss,
     "malstm": MaLSTMRegressionLoss,
+    "malstm_classification": MaLSTMClassificationLoss,
     "dictionary_l2": DictionaryL2Loss,
 }
 
@@ -36,6 +38,7 @@ __all__ = [
     "DictionaryL2Loss",
     "L2Regularizer",
     "L2ToInitRegularizer",
+    "MaLSTMClassificationLoss",
     "MaLSTMRegressionLoss",
     "ParaphraseMarginLoss",
     "build_objective",

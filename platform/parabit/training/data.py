@@ -180,23 +180,35 @@ def prepare_training_data(config: DataConfig, cache_root: Path | None = None) ->
         "max_tokens": config.max_tokens,
         "config": asdict(config),
     }
-    table = pa.table({
+    write_prepared(directory, {"pairs": id_table(ids_a, len_a, ids_b, len_b)}, vocab, stats)
+    log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
+    return _load_prepared(directory)
+
+
+def id_table(ids_a: np.ndarray, len_a: np.ndarray, ids_b: np.ndarray, len_b: np.ndarray, **columns) -> pa.Table:
+    """Padded ids and lengths of both sides (plus any extra ``columns``) as a prepared-pairs table."""
+    return pa.table({
         "ids_a": _fixed_size_ids(ids_a), "len_a": pa.array(len_a.astype(np.int32)),
-        "ids_b": _fixed_size_ids(ids_b), "len_b": pa.array(len_b.astype(np.int32)),
+        "ids_b": _fixed_size_ids(ids_b), "len_b": pa.array(len_b.astype(np.int32)), **columns,
     })
-    # A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see
-    # each other's half-written files, and the first to finish wins.
+
+
+def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabulary, stats: dict) -> None:
+    """Write ``<name>.parquet`` per table, the vocabulary and ``stats.json`` (which marks the folder complete).
+
+    A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see each
+    other's half-written files, and the first to finish wins.
+    """
     staging = directory.with_name(f"{directory.name}.partial-{uuid.uuid4().hex[:8]}")
     staging.mkdir(parents=True)
-    pq.write_table(table, staging / "pairs.parquet", row_group_size=50_000)
+    for name, table in tables.items():
+        pq.write_table(table, staging / f"{name}.parquet", row_group_size=50_000)
     vocab.save(staging / "vocab.json")
     (staging / "stats.json").write_text(json.dumps(stats, indent=1))
     try:
         staging.rename(directory)
     except OSError:  # another process prepared the same data first
         shutil.rmtree(staging, ignore_errors=True)
-    log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
-    return _load_prepared(directory)
 
 
 def _load_prepared(directory: Path) -> PreparedData:

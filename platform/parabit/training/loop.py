@@ -75,6 +75,21 @@ def _steps_per_epoch(num_rows: int, batch_size: int) -> int:
     return full + (1 if rest >= 2 else 0)
 
 
+def restore_from_checkpoint(encoder: torch.nn.Module, optimizers: list[torch.optim.Optimizer]) -> dict | None:
+    """On a resumed run, restore the encoder, optimisers and torch RNG from Ray Train's latest checkpoint and return
+    the whole saved state (epoch, history, ...); on a fresh start return None."""
+    checkpoint = ray.train.get_checkpoint()
+    if checkpoint is None:
+        return None
+    with checkpoint.as_directory() as directory:
+        state = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
+    encoder.load_state_dict(state["model"])
+    for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
+        optimizer.load_state_dict(optimizer_state)
+    torch.set_rng_state(state["torch_rng"])
+    return state
+
+
 def train_loop_per_worker(loop_config: dict) -> None:
     """Ray Train entry point. ``loop_config``: ``config`` (a TrainConfig as a dict), ``prepared_dir``,
     ``mlflow_run_id`` and ``tracking_uri``."""
@@ -94,14 +109,8 @@ def train_loop_per_worker(loop_config: dict) -> None:
     optimizers = build_optimizers(model, config.optim)
 
     start_epoch, history, resumes = 0, [], 0
-    checkpoint = ray.train.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            state = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
-        encoder.load_state_dict(state["model"])
-        for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
-            optimizer.load_state_dict(optimizer_state)
-        torch.set_rng_state(state["torch_rng"])
+    state = restore_from_checkpoint(encoder, optimizers)
+    if state is not None:
         start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
         if rank == 0:
             log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)

@@ -23,7 +23,8 @@ from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
 
-from parabit.config import to_dict
+from parabit.config import ConfigError, to_dict
+from parabit.data.errors import DataFormatError
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationReport, EvaluationSuite
 from parabit.evaluation.config import EvaluationConfig
@@ -61,6 +62,13 @@ def _run_record(config: TrainConfig) -> Path:
     return storage_path(config) / f"{config.name}.parabit.json"
 
 
+def check_data_path(config: TrainConfig) -> None:
+    """Fail at once, naming the file, when the training data file a config points at is not there."""
+    if config.data.path and not Path(config.data.path).exists():
+        raise DataFormatError(config.data.path, None, "data.path does not exist; point it at the training pairs "
+                              "(e.g. a pipeline's select/data/pairs.parquet) or run the step that makes them first")
+
+
 def check_resources(config: TrainConfig, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
     """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
     ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
@@ -68,7 +76,7 @@ def check_resources(config: TrainConfig, concurrent_runs: int = 1, cpus_per_run_
     if config.scaling.use_gpu:
         gpus = ray.cluster_resources().get("GPU", 0)
         if gpus < config.scaling.num_workers:
-            raise ValueError(
+            raise ConfigError(
                 f"scaling.use_gpu asks for {config.scaling.num_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
                 "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
             )
@@ -77,7 +85,7 @@ def check_resources(config: TrainConfig, concurrent_runs: int = 1, cpus_per_run_
     wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
     if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
         runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
-        raise ValueError(
+        raise ConfigError(
             f"scaling asks for {runs}{config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = "
             f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
             f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
@@ -187,6 +195,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
 
     ``parent_run_id`` nests the run under another (e.g. the pipeline run that made its data: lineage in one view).
     """
+    check_data_path(config)  # before Ray starts: a typo in a path costs a second, not a cluster start
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     init_ray()

@@ -3,6 +3,7 @@
 A space file looks like::
 
     name: jbi-elgohary
+    kind: train                                           # or siamese (supervised, parabit.supervised)
     base_config: jobs/configs/bilingual_sentences.yaml
     fixed: {data.max_pairs: 100000, optim.epochs: 5}      # applied to every trial
     search: {algorithm: random, num_samples: 16, max_concurrent_trials: 2}
@@ -14,7 +15,8 @@ A space file looks like::
         values: {euclidean: [1, 10, 100], cosine: [0.4, 0.6, 0.8]}
 
 Every parameter must name an existing config field; every point of the space is checked by building its
-``TrainConfig`` at load time, so a typo or an invalid value fails before any trial starts.
+config (``TrainConfig``, or ``SiameseConfig`` for ``kind: siamese``) at load time, so a typo or an invalid value
+fails before any trial starts.
 """
 
 from __future__ import annotations
@@ -33,19 +35,29 @@ from parabit.paths import PROJECT_ROOT
 from parabit.training.config import TrainConfig
 
 ALGORITHMS = ("grid", "random", "optuna")
+KINDS = ("train", "siamese")
+
+
+def config_class(kind: str) -> type:
+    """The config dataclass trials of ``kind`` are built from: ``train`` (TrainConfig) or ``siamese``."""
+    if kind == "siamese":
+        from parabit.supervised.config import SiameseConfig
+
+        return SiameseConfig
+    return TrainConfig
 SCHEDULERS = ("asha", "fifo")
 
 
-def check_parameter_path(path: str, where: str) -> None:
-    """Raise :class:`ConfigError` unless ``path`` (e.g. ``objective.margin``) names a field of ``TrainConfig``."""
-    cls: Any = TrainConfig
+def check_parameter_path(path: str, where: str, root: type = TrainConfig) -> None:
+    """Raise :class:`ConfigError` unless ``path`` (e.g. ``objective.margin``) names a field of ``root``."""
+    cls: Any = root
     walked = []
     for part in path.split("."):
         if not dataclasses.is_dataclass(cls):
             raise ConfigError(f"{where}: parameter {path!r}: {'.'.join(walked)} has no fields")
         fields = {f.name: f for f in dataclasses.fields(cls)}
         if part not in fields:
-            owner = cls.__name__ if walked else "TrainConfig"
+            owner = cls.__name__
             raise ConfigError(f"{where}: unknown parameter {path!r}: {owner} has no field {part!r}; "
                               f"its fields are {sorted(fields)}")
         walked.append(part)
@@ -112,6 +124,7 @@ class SearchSpace:
     search: SearchSettings = field(default_factory=SearchSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     source: str = "space"
+    kind: str = "train"
 
     # -- points ---------------------------------------------------------------------------------------------
     def _ordered(self) -> list[Parameter]:
@@ -174,21 +187,21 @@ class SearchSpace:
             apply_override(data, dotted, value)
         return data
 
-    def trial_config(self, point: dict, name: str) -> TrainConfig:
-        """The full training config of one trial."""
+    def trial_config(self, point: dict, name: str):
+        """The full training config of one trial (a ``TrainConfig``, or a ``SiameseConfig`` for ``kind: siamese``)."""
         data = self.base_dict()
         for dotted, value in point.items():
             apply_override(data, dotted.split("|")[0], value)
         data["name"] = name
-        return from_dict(TrainConfig, data, where=f"{self.source} (trial {name})")
+        return from_dict(config_class(self.kind), data, where=f"{self.source} (trial {name})")
 
 
-def _parameter(path: str, spec: Any, where: str) -> Parameter:
-    check_parameter_path(path, where)
+def _parameter(path: str, spec: Any, where: str, root: type) -> Parameter:
+    check_parameter_path(path, where, root)
     if isinstance(spec, list):
         return Parameter(path, values=spec)
     if isinstance(spec, dict) and set(spec) == {"depends_on", "values"} and isinstance(spec["values"], dict):
-        check_parameter_path(spec["depends_on"], where)
+        check_parameter_path(spec["depends_on"], where, root)
         return Parameter(path, depends_on=spec["depends_on"], conditional_values=spec["values"])
     raise ConfigError(f"{where}: parameter {path!r} must be a list of values or "
                       "{depends_on: <parameter>, values: {<its value>: [...]}}")
@@ -202,24 +215,29 @@ def load_space(path: str | Path) -> SearchSpace:
         data = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:
         raise ConfigError(f"search space {path} does not exist") from None
-    known = {"name", "base_config", "fixed", "search", "scheduler", "parameters"}
+    known = {"name", "kind", "base_config", "fixed", "search", "scheduler", "parameters"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(known)}")
     for key in ("name", "base_config", "parameters"):
         if key not in data:
             raise ConfigError(f"{where}: missing {key!r}")
+    kind = data.get("kind", "train")
+    if kind not in KINDS:
+        raise ConfigError(f"{where}: kind is {kind!r}; choose one of {list(KINDS)}")
+    root = config_class(kind)
     for dotted in data.get("fixed", {}):
-        check_parameter_path(dotted, where)
+        check_parameter_path(dotted, where, root)
     space = SearchSpace(
         name=data["name"],
         base_config=data["base_config"],
-        parameters=[_parameter(p, spec, where) for p, spec in data["parameters"].items()],
+        parameters=[_parameter(p, spec, where, root) for p, spec in data["parameters"].items()],
         fixed=dict(data.get("fixed", {})),
         search=from_dict(SearchSettings, data.get("search"), where=f"{where}.search"),
         scheduler=from_dict(SchedulerSettings, data.get("scheduler"), where=f"{where}.scheduler"),
         source=where,
+        kind=kind,
     )
-    for point in space.points():  # every reachable value must make a valid TrainConfig
+    for point in space.points():  # every reachable value must make a valid config
         space.trial_config(point, name=f"{space.name}-check")
     return space

@@ -12,6 +12,7 @@ import json
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from parabit.tracking.evaluation import log_report
 from parabit.training.data import prepare_training_data
 from parabit.training.trainer import (
     build_trainer,
+    check_data_path,
     check_resources,
     evaluate_checkpoint,
     log_prepared_data,
@@ -54,6 +56,32 @@ class SweepContext:
     tracking_uri: str
 
 
+@dataclass(frozen=True)
+class Routines:
+    """How one kind of training prepares its data, builds its ``TorchTrainer`` and evaluates a checkpoint."""
+
+    prepare: Callable  # config -> PreparedData
+    trainer: Callable  # (config, prepared, tracker, callbacks=...) -> TorchTrainer
+    evaluate: Callable  # (checkpoint, config) -> (embedder, history, report)
+
+
+def _prepare_pairs(config):
+    check_data_path(config)
+    return prepare_training_data(config.data)
+
+
+def routines(config) -> Routines:
+    """The routines of ``config``'s kind: pair training (``TrainConfig``) or supervised Siamese training."""
+    from parabit.supervised.config import SiameseConfig
+
+    if isinstance(config, SiameseConfig):
+        from parabit.supervised.data import prepare_siamese_data
+        from parabit.supervised.trainer import build_siamese_trainer, evaluate_siamese_checkpoint
+
+        return Routines(lambda c: prepare_siamese_data(c.data), build_siamese_trainer, evaluate_siamese_checkpoint)
+    return Routines(_prepare_pairs, build_trainer, lambda checkpoint, c: evaluate_checkpoint(checkpoint, c.evaluation))
+
+
 def _trial_params(trial_config: dict) -> dict:
     """Grid and random trials carry their point under ``params``; Optuna's are flat (``path|condition``)."""
     return dict(trial_config["params"]) if "params" in trial_config else dict(trial_config)
@@ -64,12 +92,13 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     trial_name = f"{context.space.name}-{tune.get_context().get_trial_id()}"
     config = context.space.trial_config(_trial_params(trial_config), name=trial_name)
     config.storage_path = str(Path(context.directory) / "trials")
-    prepared = prepare_training_data(config.data)
+    kind = routines(config)
+    prepared = kind.prepare(config)
     tracker = open_tracker(config, kind="trial", parent_run_id=context.parent_run_id,
                            tags={"parabit.sweep": context.space.name}, uri=context.tracking_uri)
     log_prepared_data(tracker, prepared)
-    result = build_trainer(config, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
-    _, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
+    result = kind.trainer(config, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
+    _, history, report = kind.evaluate(result.checkpoint, config)
     tracker.log_history(history)
     log_report(tracker, report, title=trial_name)
     tracker.finish()
@@ -120,7 +149,7 @@ def run_sweep(space: SearchSpace) -> dict:
     check_resources(base, concurrent_runs=space.search.max_concurrent_trials,
                     cpus_per_run_driver=TRIAL_DRIVER_RESOURCES["cpu"])
     # Prepare the shared data once up front, so trials only read the cache.
-    prepare_training_data(base.data)
+    routines(base).prepare(base)
 
     parent = open_tracker(base, kind="sweep", tags={"parabit.sweep": space.name})
     parent.log_dict({"space": space.source, "points": space.trial_points() if space.search.algorithm != "optuna"
@@ -157,7 +186,7 @@ def run_sweep(space: SearchSpace) -> dict:
     best = results.get_best_result(metric=space.search.metric, mode=space.search.mode, scope="last")
     best_params = _trial_params(best.config)
     best_config = space.trial_config(best_params, name=f"{space.name}-best")
-    embedder, _, report = evaluate_checkpoint(Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), best_config.evaluation)
+    embedder, _, report = routines(best_config).evaluate(Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), best_config)
     log_report(parent, report, title=f"{space.name}: best trial")
     _close_stopped_trials(parent.uri, space.name)
     _log_trials_table(parent, frame)

@@ -1,0 +1,1 @@
+"""Supervised sentence-pair training: Siamese (attentive) LSTMs on SICK, SICK-es and MSRP (Bao et al. 2018)."""

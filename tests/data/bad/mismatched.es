@@ -1,0 +1,2 @@
+Buenos días .
+Gracias .
