@@ -1,8 +1,11 @@
-"""Back-translate: the foreign side of every pair, translated into English by long-lived translator actors.
+"""Back-translate: each pair's English paraphrase, made by long-lived translator actors (one engine load each).
 
+In ``backtranslate`` mode the foreign side is translated into English; in ``roundtrip`` mode the English reference is
+translated into the pivot language and back (``direction`` e.g. ``en-pt-en``), and the pivot text is kept in ``pivot``.
 Output columns: ``row_id``, ``source``, ``line``, ``lang``, ``reference`` (the corpus English), ``foreign``,
-``translation`` (the back-translated English), ``engine``, ``direction``, and ``token_costs`` when the engine reports
-them. A sentence the engine fails on (crash, hang, empty output) becomes a reject with the engine's reason.
+[``pivot``,] ``translation`` (the English paraphrase), ``engine``, ``direction``, and ``token_costs`` when the engine
+reports them (a round trip's are those of its last leg). A sentence the engine fails on (crash, hang, empty output) in
+any leg becomes a reject with the leg and the engine's reason.
 """
 
 from __future__ import annotations
@@ -16,27 +19,50 @@ from parabit.pipeline.config import TranslationConfig
 from parabit.pipeline.stage import REASON, StageOutput, write_split
 from parabit.translate import build_translator
 
+# The column each mode translates first, and its name in the output (the text a reject row shows).
+INPUT_COLUMN = {"backtranslate": "foreign", "roundtrip": "en"}
+REJECT_TEXT = {"backtranslate": "foreign", "roundtrip": "reference"}
+
 
 class BacktranslateBatches:
-    """Ray Data callable class: each actor builds one translator (one Apertium process) and keeps it for the stage."""
+    """Ray Data callable class: each actor builds one translator (one Apertium process, one neural model) and keeps it
+    for the stage; every batch goes through the configuration's legs (one, or two for a round trip)."""
 
-    def __init__(self, engine: str, options: dict, direction: str):
+    def __init__(self, engine: str, options: dict, direction: str, mode: str = "backtranslate"):
         self.translator = build_translator(engine, **options)
-        self.engine, self.direction = engine, direction
-        self.src, _, self.tgt = direction.partition("-")
+        self.engine, self.direction, self.mode = engine, direction, mode
+        languages = direction.split("-")
+        self.legs = list(zip(languages, languages[1:]))
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        result = self.translator.translate(batch["foreign"].to_pylist(), self.src, self.tgt)
-        reasons = [f"translation failed: {error}" if error else (None if text else "empty translation")
-                   for text, error in zip(result.translations, result.errors)]
+        texts = batch[INPUT_COLUMN[self.mode]].to_pylist()
+        reasons: list[str | None] = [None] * len(texts)
+        outputs, costs = [], None
+        for src, tgt in self.legs:
+            todo = [i for i, reason in enumerate(reasons) if reason is None]
+            result = self.translator.translate([texts[i] for i in todo], src, tgt)
+            leg = f" ({src}-{tgt})" if len(self.legs) > 1 else ""
+            texts = [None] * len(texts)
+            costs = None if result.costs is None else [None] * len(texts)
+            for k, i in enumerate(todo):
+                texts[i] = result.translations[k]
+                if result.errors[k]:
+                    reasons[i] = f"translation failed{leg}: {result.errors[k]}"
+                elif not texts[i]:
+                    reasons[i] = f"empty translation{leg}"
+                if costs is not None:
+                    costs[i] = result.costs[k]
+            outputs.append(texts)
         rows = batch.num_rows
-        out = (batch.rename_columns({"en": "reference"})
-               .append_column("translation", pa.array(result.translations, pa.string()))
+        out = batch.rename_columns(["reference" if name == "en" else name for name in batch.column_names])
+        if self.mode == "roundtrip":
+            out = out.append_column("pivot", pa.array(outputs[0], pa.string()))
+        out = (out.append_column("translation", pa.array(outputs[-1], pa.string()))
                .append_column("engine", pa.repeat(self.engine, rows))
                .append_column("direction", pa.repeat(self.direction, rows))
                .append_column(REASON, pa.array(reasons, pa.string())))
-        if result.costs is not None:
-            out = out.append_column("token_costs", pa.array(result.costs, pa.list_(pa.float32())))
+        if costs is not None:
+            out = out.append_column("token_costs", pa.array(costs, pa.list_(pa.float32())))
         return out
 
     def __del__(self):
@@ -49,11 +75,12 @@ def backtranslate(ingested: StageOutput, config: TranslationConfig, workdir: Pat
     blocks = max(1, -(-ingested.rows_out // config.batch_size))
     translated = ray.data.read_parquet(ingested.data_files(), override_num_blocks=blocks).map_batches(
         BacktranslateBatches,
-        fn_constructor_kwargs={"engine": config.engine, "options": config.options, "direction": config.direction},
+        fn_constructor_kwargs={"engine": config.engine, "options": config.options, "direction": config.direction,
+                               "mode": config.mode},
         batch_size=config.batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=config.actors),
         num_cpus=config.cpus_per_actor,
     ).materialize()  # translated once, then split into rows and rejects
-    write_split(translated, workdir, text_column="foreign")
+    write_split(translated, workdir, text_column=REJECT_TEXT[config.mode])
     return ingested.rows_out

@@ -60,26 +60,44 @@ class SourceConfig:
         return candidate if candidate.is_absolute() else data_root() / candidate
 
 
+TRANSLATION_MODES = ("backtranslate", "roundtrip")
+
+
 @dataclass
 class TranslationConfig:
-    """Back-translation: the foreign side is translated ``direction`` (e.g. ``es-en``) by ``engine`` built with
-    ``options`` (Apertium: ``mode``, ``timeout_s``). ``actors`` long-lived translator actors each use
-    ``cpus_per_actor`` logical CPUs (keep the total below the cluster's CPUs: the reading tasks need some too) and
-    translate ``batch_size`` sentences at a time."""
+    """How the English paraphrase of each pair is made, by ``engine`` built with ``options`` (Apertium: ``mode``,
+    ``timeout_s``; marian-pt: ``threads``, ``postprocess``).
+
+    ``mode: backtranslate`` (default): the foreign side is translated ``direction`` (e.g. ``es-en``) into English.
+    ``mode: roundtrip``: the English reference goes to a pivot language and back, ``direction`` naming the three
+    languages (e.g. ``en-pt-en``, Mallinson et al. 2017); any bitext's English side can feed it.
+
+    ``actors`` long-lived translator actors (one engine load each) each use ``cpus_per_actor`` logical CPUs (keep the
+    total below the cluster's CPUs: the reading tasks need some too) and translate ``batch_size`` sentences at a
+    time."""
 
     engine: str = "apertium"
     direction: str = "es-en"
     options: dict = field(default_factory=lambda: {"mode": "spa-eng"})
+    mode: str = "backtranslate"
     actors: int = 1
     cpus_per_actor: float = 0.5
     batch_size: int = 1000
 
     def __post_init__(self):
-        src, _, tgt = self.direction.partition("-")
-        if not src or not tgt:
-            raise ValueError(f"translation.direction must look like 'es-en', got {self.direction!r}")
+        if self.mode not in TRANSLATION_MODES:
+            raise ValueError(f"translation.mode {self.mode!r} is unknown; choose one of {list(TRANSLATION_MODES)}")
+        languages = self.direction.split("-")
+        if self.mode == "backtranslate" and (len(languages) != 2 or not all(languages)):
+            raise ValueError(f"translation.direction must look like 'es-en' in backtranslate mode, "
+                             f"got {self.direction!r}")
+        if self.mode == "roundtrip" and (len(languages) != 3 or not all(languages) or languages[0] != "en"
+                                         or languages[2] != "en"):
+            raise ValueError(f"translation.direction must look like 'en-pt-en' (English reference → pivot → English) "
+                             f"in roundtrip mode, got {self.direction!r}")
         try:
-            translator_class(self.engine).check_options(src, tgt, self.options)
+            for src, tgt in self.legs:
+                translator_class(self.engine).check_options(src, tgt, self.options)
         except TranslatorError as err:
             raise ValueError(f"translation: {err}") from None
         _check_positive("translation.actors", self.actors)
@@ -87,9 +105,16 @@ class TranslationConfig:
         _check_positive("translation.batch_size", self.batch_size)
 
     @property
+    def legs(self) -> list[tuple[str, str]]:
+        """The translation steps in order: ``[("es", "en")]``, or ``[("en", "pt"), ("pt", "en")]`` for a round trip."""
+        languages = self.direction.split("-")
+        return list(zip(languages, languages[1:]))
+
+    @property
     def languages(self) -> tuple[str, str]:
-        src, _, tgt = self.direction.partition("-")
-        return src, tgt
+        """(source, target) of a back-translation; (English, English) for a round trip."""
+        languages = self.direction.split("-")
+        return languages[0], languages[-1]
 
 
 @dataclass
@@ -197,7 +222,7 @@ class PipelineConfig:
             # Row ids hash the file name and line number, so two inputs with one name would collide.
             raise ValueError(f"sources must have distinct file names (row ids hash them); got {names}")
         foreign = {source.lang for source in self.sources}
-        if foreign != {self.translation.languages[0]}:
+        if self.translation.mode == "backtranslate" and foreign != {self.translation.languages[0]}:
             raise ValueError(f"sources are in {sorted(foreign)} but translation.direction is "
                              f"{self.translation.direction!r}; make them agree")
 

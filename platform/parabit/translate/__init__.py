@@ -1,15 +1,16 @@
 """Machine translation behind one contract (:class:`Translator`), built by engine name.
 
-``build_translator("apertium", mode="spa-eng")`` returns a ready translator; a neural engine that reports per-token
-costs registers here under its own name.
+``build_translator("apertium", mode="spa-eng")`` returns a ready translator; ``"marian-pt"`` is the offline neural
+en↔pt engine (:mod:`parabit.translate.marian`). Another engine registers here under its own name.
 """
 
 from __future__ import annotations
 
 from parabit.translate.apertium import ApertiumTranslator
 from parabit.translate.base import TranslationBatch, Translator, TranslatorError
+from parabit.translate.marian import MarianTranslator
 
-TRANSLATORS: dict[str, type[Translator]] = {ApertiumTranslator.engine: ApertiumTranslator}
+TRANSLATORS: dict[str, type[Translator]] = {cls.engine: cls for cls in (ApertiumTranslator, MarianTranslator)}
 
 
 def translator_class(engine: str) -> type[Translator]:
@@ -24,5 +25,5 @@ def build_translator(engine: str, **options) -> Translator:
     return translator_class(engine)(**options)
 
 
-__all__ = ["TRANSLATORS", "ApertiumTranslator", "TranslationBatch", "Translator", "TranslatorError",
+__all__ = ["TRANSLATORS", "ApertiumTranslator", "MarianTranslator", "TranslationBatch", "Translator", "TranslatorError",
            "build_translator", "translator_class"]
