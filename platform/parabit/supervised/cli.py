@@ -40,9 +40,14 @@ def train_siamese_main(argv: Sequence[str] | None = None) -> int:
             config = load_config(SiameseConfig, path, changes)
             config.name += (f"-{variant}" if variant else "") + args.suffix
             configs.append(config)
-    rows = []
+    rows, failed = [], []
     for config in configs:
-        result = run_siamese(config)
+        try:
+            result = run_siamese(config)
+        except Exception as err:  # noqa: BLE001 - one failed run (e.g. workers killed for memory) must not stop the rest
+            logging.getLogger(__name__).exception("run %s failed; re-run the same command to resume it", config.name)
+            failed.append(f"{config.name}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+            continue
         print(result.report.table())
         test = {s.metric: s.value for s in result.report.scores if s.subset == "test"}
         rows.append((config.name, result.best_epoch, test, result.mlflow_run_id))
@@ -51,7 +56,9 @@ def train_siamese_main(argv: Sequence[str] | None = None) -> int:
     print("\nrun  best_epoch  test scores  mlflow_run_id")
     for name, epoch, test, run_id in rows:
         print(f"{name}  {epoch}  {' '.join(f'{k}={v:.4f}' for k, v in test.items())}  {run_id}")
-    return 0
+    for line in failed:
+        print(f"FAILED {line}")
+    return 1 if failed else 0
 
 
 def translate_sick_main(argv: Sequence[str] | None = None) -> int:
