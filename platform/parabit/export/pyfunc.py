@@ -2,7 +2,9 @@
 
 ``mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": [...]}))`` returns a 2-D float32 array, one
 embedding per row. The model carries the encoder weights, vocabulary and tokenizer settings, and the ``parabit``
-code it needs (``code_paths``), so nothing else is required to use it.
+code it needs (``code_paths``), so nothing else is required to use it. It is logged from code
+(:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc model is still code that runs
+when loaded: load models from your own registry only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from parabit.embedder import SentenceEmbedder
 log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+MODEL_CODE = Path(__file__).with_name("model_code.py")
 
 
 class EmbeddingModel(mlflow.pyfunc.PythonModel):
@@ -47,7 +50,7 @@ def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_
         sample = pd.DataFrame({"text": ["A man is playing a guitar.", "Nobody is here."]})
         return mlflow.pyfunc.log_model(
             name=name,
-            python_model=EmbeddingModel(),
+            python_model=str(MODEL_CODE),
             artifacts={"embedder": str(folder)},
             code_paths=[str(PACKAGE_DIR)],
             pip_requirements=_requirements(),
@@ -60,7 +63,7 @@ def save_embedder_model(embedder: SentenceEmbedder, path: str | Path) -> Path:
     """Save the same pyfunc model to a local folder (used when the tracking store is unreachable)."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = embedder.save(Path(scratch) / "embedder")
-        mlflow.pyfunc.save_model(str(path), python_model=EmbeddingModel(), artifacts={"embedder": str(folder)},
+        mlflow.pyfunc.save_model(str(path), python_model=str(MODEL_CODE), artifacts={"embedder": str(folder)},
                                  code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements())
     return Path(path)
 
