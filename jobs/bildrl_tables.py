@@ -1,5 +1,5 @@
 """Assemble Chen et al.'s Tables 3 and 4 from the finished BilDRL runs, print them and log them to MLflow
-(experiment ``parabit-bildrl``, run ``bildrl-tables``: ``tables/table3.md``, ``tables/table4.md``).
+(experiment ``parabit-bildrl``, run ``bildrl-tables``: ``tables/table3.md``, ``table3_cosine.md``, ``table4.md``).
 
 ``python jobs/bildrl_tables.py [--results outputs/bildrl/results]``
 """
@@ -21,11 +21,14 @@ def main(argv=None) -> int:
     if not records:
         print(f"no BilDRL results under {args.results}; run jobs/train_dictionary.py first", file=sys.stderr)
         return 1
-    three, four = table3(records), table4(records)
-    print("Table 3 (P@1 %, P@10 %, MRR)\n" + three + "\n\nTable 4 (bilingual paraphrase identification)\n" + four)
+    three, three_cos, four = table3(records), table3(records, prefix="cos_"), table4(records)
+    print("Table 3 (P@1 %, P@10 %, MRR; kNN by Euclidean distance)\n" + three
+          + "\n\nTable 3, kNN by cosine\n" + three_cos
+          + "\n\nTable 4 (bilingual paraphrase identification)\n" + four)
     tracker = RunTracker("parabit-bildrl", "bildrl-tables", tags={"parabit.kind": "bildrl-tables"})
     tracker.start()
     tracker.log_text(three, "tables/table3.md")
+    tracker.log_text(three_cos, "tables/table3_cosine.md")
     tracker.log_text(four, "tables/table4.md")
     tracker.log_dict({r["name"]: r["mlflow_run_id"] for r in records}, "tables/runs.json")
     tracker.finish()

@@ -34,3 +34,13 @@ def test_empty_or_zero_based_ranks_are_refused():
         retrieval_scores(np.array([], dtype=int))
     with pytest.raises(ValueError, match="1-based"):
         retrieval_scores(np.array([0, 1]))
+
+
+def test_cosine_ranking_is_euclidean_ranking_of_unit_vectors():
+    from parabit.dictionary.trainer import unit_rows
+
+    candidates = np.array([[10.0, 0.0], [0.5, 0.5], [0.0, 3.0]])
+    query = np.array([[1.0, 1.2]])
+    # by Euclidean distance the short vector [0.5, 0.5] is nearest; by angle, [0.5, 0.5] (45°) is too, [0, 3] second
+    assert gold_ranks(query, candidates, np.array([2])).tolist() == [2]
+    assert gold_ranks(unit_rows(query), unit_rows(candidates), np.array([0])).tolist() == [3]

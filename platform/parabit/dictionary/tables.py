@@ -23,15 +23,17 @@ def load_records(folder: Path) -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted(Path(folder).glob("*.json"))]
 
 
-def table3(records: list[dict]) -> str:
-    """Markdown: one row per model, per direction ``P@1 %, P@10 %, MRR`` (later runs of a cell win)."""
+def table3(records: list[dict], prefix: str = "") -> str:
+    """Markdown: one row per model, per direction ``P@1 %, P@10 %, MRR`` (later runs of a cell win); ``prefix``
+    "cos_" gives the cosine-kNN scores."""
     cells: dict[tuple[str, str], str] = {}
     for record in records:
         for direction in DIRECTIONS:
             scores = record["scores"].get(direction)
-            if scores:
-                cells[row_label(record), direction] = (f"{100 * scores['p_at_1']:.1f}, {100 * scores['p_at_10']:.1f}, "
-                                                       f"{scores['mrr']:.3f}")
+            if scores and f"{prefix}mrr" in scores:
+                cells[row_label(record), direction] = (f"{100 * scores[prefix + 'p_at_1']:.1f}, "
+                                                       f"{100 * scores[prefix + 'p_at_10']:.1f}, "
+                                                       f"{scores[prefix + 'mrr']:.3f}")
     labels = [m for m in MODEL_ORDER if any((m, d) in cells for d in DIRECTIONS)]
     lines = ["| model | " + " | ".join(DIRECTIONS) + " |", "|---|" + "---|" * len(DIRECTIONS)]
     for label in labels:

@@ -79,7 +79,8 @@ def load_checkpoint(checkpoint: Checkpoint, config: DictionaryTrainConfig,
 
 
 def evaluate_retrieval(embedder: DefinitionEmbedder, test: pa.Table, direction: str) -> dict[str, float]:
-    """P@1, P@10, MRR of the direction's test definitions over every word of the word language in the space."""
+    """P@1, P@10, MRR of the direction's test definitions over every word of the word language in the space, by
+    Euclidean distance (the L2 loss's geometry) and, as ``cos_*``, by cosine (Euclidean on unit vectors)."""
     word_lang, def_lang = direction.split("-")
     words = embedder.space.words(word_lang)
     candidates = list(words)
@@ -87,8 +88,13 @@ def evaluate_retrieval(embedder: DefinitionEmbedder, test: pa.Table, direction: 
     table = embedder.word_table()[[words[w] for w in candidates]]
     queries = embedder.encode(test["definition"].to_pylist(), def_lang)
     gold = np.asarray([position[w] for w in test["word"].to_pylist()])
-    return {**retrieval_scores(gold_ranks(queries, table, gold)), "test_cases": float(len(gold)),
-            "candidates": float(len(candidates))}
+    cosine = retrieval_scores(gold_ranks(unit_rows(queries), unit_rows(table), gold))
+    return {**retrieval_scores(gold_ranks(queries, table, gold)), **{f"cos_{k}": v for k, v in cosine.items()},
+            "test_cases": float(len(gold)), "candidates": float(len(candidates))}
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
 def evaluate_run(embedder: DefinitionEmbedder, config: DictionaryTrainConfig) -> dict[str, dict[str, float]]:
