@@ -28,6 +28,7 @@ def _parse_config(cls: type, prog: str, description: str, example: str, argv: Se
 def phrases_main(argv: Sequence[str] | None = None) -> int:
     """Build the en-foreign phrase table and pivot paraphrases from bitext on Ray Data (resumable)."""
     from parabit.phrases import PhrasesConfig
+    from parabit.phrases.report import summary
     from parabit.pipeline import load_pipeline
 
     config = _parse_config(PhrasesConfig, "phrases", phrases_main.__doc__, "--set align.shard_size=200000", argv)
@@ -37,6 +38,7 @@ def phrases_main(argv: Sequence[str] | None = None) -> int:
     for name, stage in pipeline.stages.items():
         print(f"{name:>14}: {stage.rows_in:>9} in {stage.rows_out:>9} out {stage.rows_rejected:>9} rejected "
               f"{stage.seconds:>8.1f}s  {dict(list(stage.reject_reasons.items())[:4])}")
+    print(summary(pipeline.stages))
     print(f"phrase table: {pipeline.stages['phrase_table'].data}\npivot paraphrases: {pipeline.stages['pivot'].data}")
     print(f"MLflow run: {pipeline.tracker.run_id}")
     return 0

@@ -119,8 +119,9 @@ def build_phrase_table(aligned: ray.data.Dataset, config: PhraseTableConfig, par
 
 def phrase_table(aligned: StageOutput, config: PhraseTableConfig, lang: str, workdir: Path) -> int:
     """Stage: the pruned phrase table (``row_id``, ``en``, ``foreign``, counts, probabilities, ``lang``)."""
-    dataset = ray.data.read_parquet(aligned.data_files(), columns=["en_tokens", "foreign_tokens", "alignment"])
-    table = build_phrase_table(dataset, config)
+    dataset = ray.data.read_parquet(aligned.data_files()).select_columns(["en_tokens", "foreign_tokens", "alignment"])
+    # about one hash partition per thousand sentences (Ray's default of 200 costs minutes on a small corpus)
+    table = build_phrase_table(dataset, config, partitions=max(1, min(200, aligned.rows_out // 1000)))
     table = table.append_column("lang", pa.repeat(lang, table.num_rows).cast(pa.string()))
     reasons = prune_reasons(table, config.min_count, config.min_probability)
     return _write_split_table(table, reasons, ("en", "foreign"), "phrase_table", workdir)

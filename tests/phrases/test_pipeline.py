@@ -1,0 +1,51 @@
+"""The phrase pipeline end to end on real Tatoeba pairs: two eflomal shards, a phrase table, pivot paraphrases."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pytest
+
+from parabit.config import from_dict
+from parabit.phrases import PhrasesConfig
+from parabit.phrases.report import summary
+from parabit.pipeline import load_pipeline
+from parabit.pipeline.stage import MANIFEST
+from parabit.training.config import DataConfig
+from parabit.training.data import load_text_pairs
+
+
+@pytest.mark.slow
+def test_pipeline_builds_phrases_and_paraphrases_exactly_once(ray_session, tmp_path):
+    config = from_dict(PhrasesConfig, {
+        "name": "phrases_test", "output_dir": str(tmp_path / "phrases"),
+        "sources": [{"format": "tatoeba", "lang": "es", "limit": 800}],
+        "align": {"shard_size": 400, "n_samplers": 1}, "phrase_table": {"max_length": 5, "batch_size": 200},
+        "pivot": {"min_score": 0.0},
+    })
+    stages = load_pipeline("phrases").run(config).stages
+    align, table, pivot = stages["align"], stages["phrase_table"], stages["pivot"]
+    assert align.rows_in == align.rows_out + align.rows_rejected == 800
+    assert table.rows_in == table.rows_out + table.rows_rejected and table.rows_out > 100
+    assert set(table.reject_reasons) == {"count below 2"}
+
+    phrases = table.read_data()
+    assert set(phrases.column_names) >= {"row_id", "en", "foreign", "count", "count_en", "count_foreign",
+                                         "p_en_given_foreign", "p_foreign_given_en", "lang"}
+    assert pc.min(phrases["count"]).as_py() >= 2
+    rows = {(r["en"], r["foreign"]): r for r in phrases.to_pylist()}
+    assert rows[(".", ".")]["count"] > 500 and rows[(".", ".")]["p_foreign_given_en"] > 0.9
+    # p(e|f) over every English phrase of one pivot (pruned ones included) sums to 1: the kept ones to at most 1
+    by_foreign = phrases.group_by("foreign").aggregate([("p_en_given_foreign", "sum")])
+    assert pc.max(by_foreign["p_en_given_foreign_sum"]).as_py() <= 1 + 1e-9
+
+    paraphrases = pivot.read_data()
+    assert pivot.rows_out > 10 and pc.all(pc.not_equal(paraphrases["phrase"], paraphrases["paraphrase"])).as_py()
+    assert "random phrase pairs" in summary(stages, n=3)
+
+    # a re-run skips every stage (same manifests), and training reads both outputs
+    manifests = {name: (stage.path / MANIFEST).read_text() for name, stage in stages.items()}
+    again = load_pipeline("phrases").run(config).stages
+    assert {name: (stage.path / MANIFEST).read_text() for name, stage in again.items()} == manifests
+    assert load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(table.data))).lang_b == "es"
+    assert len(load_text_pairs(DataConfig(condition="pivot_paraphrases", path=str(pivot.data))).text_a) == \
+        pivot.rows_out
