@@ -196,7 +196,8 @@ class RunTracker:
         spool = output_root() / "mlflow-spool" / f"{self.run_name or 'run'}-{int(time.time())}.json"
         spool.parent.mkdir(parents=True, exist_ok=True)
         calls = [{"method": m, "kwargs": {k: _to_json(v) for k, v in kw.items()}} for m, _, kw in self._pending]
-        payload = {"experiment": self.experiment, "run_name": self.run_name, "run_id": self.run_id, "calls": calls}
+        payload = {"experiment": self.experiment, "run_name": self.run_name, "run_id": self.run_id, "tags": self.tags,
+                   "calls": calls}
         spool.write_text(json.dumps(payload, indent=1))
         log.warning(
             "MLflow unreachable at the end of the run: %d call(s) saved to %s; replay with "
@@ -207,7 +208,8 @@ class RunTracker:
     def replay(cls, spool: str | Path, uri: str | None = None) -> "RunTracker":
         """Deliver the calls saved in a spool file (see :meth:`finish`) to the tracking store."""
         payload = json.loads(Path(spool).read_text())
-        tracker = cls(payload["experiment"], payload["run_name"], run_id=payload["run_id"], uri=uri)
+        tracker = cls(payload["experiment"], payload["run_name"], run_id=payload["run_id"], tags=payload.get("tags"),
+                      uri=uri)
         for call in payload["calls"]:
             kwargs = {k: _from_json(v) for k, v in call["kwargs"].items()}
             tracker._pending.append((call["method"], (), kwargs))

@@ -126,12 +126,10 @@ def train_loop_per_worker(loop_config: dict) -> None:
         tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
                              uri=loop_config.get("tracking_uri"))
         tracker.set_tags({"parabit.worker_nodes": ",".join(worker_nodes), "parabit.device": str(device)})
-    # Epochs already in the MLflow run are not logged again: a worker killed after logging an epoch but before its
-    # checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for this attempt;
-    # the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
-    logged: set[int] | None = set()
-    if tracker is not None and checkpoint is not None:
-        logged = tracker.logged_steps("loss")
+    # Epochs already in the MLflow run are not logged again: a worker (or driver) killed after logging an epoch but
+    # before its checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for
+    # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
+    logged = tracker.logged_steps("loss") if tracker is not None else None
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
 
     for epoch in range(start_epoch, config.optim.epochs):
