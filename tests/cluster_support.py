@@ -59,3 +59,32 @@ def submit_job(command: list[str], env: dict, timeout: float = 600) -> subproces
             return result
         time.sleep(10)
     return result
+
+
+def session_ray_env(**extra: str) -> dict[str, str]:
+    """The environment for a job (a subprocess) that joins this test session's local Ray instead of starting its
+    own, as a job joins a cluster under ``ray job submit``."""
+    import ray
+    from ray._private.worker import get_dashboard_url
+
+    return cli_env(RAY_ADDRESS=ray.get_runtime_context().gcs_address,
+                   RAY_API_SERVER_ADDRESS=f"http://{get_dashboard_url()}", **extra)
+
+
+def kill_when(command: list[str], env: dict, log: Path, ready, timeout: float = 400, cwd: Path | None = None) -> None:
+    """Start ``command``, wait until ``ready()`` is true, then SIGKILL it (its whole process group): a crash at a
+    chosen point. Fails if the command ends first or ``ready`` never comes."""
+    import signal
+
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        deadline = time.time() + timeout
+        try:
+            while not ready():
+                assert process.poll() is None, f"{command} ended before it could be killed: {log.read_text()[-3000:]}"
+                assert time.time() < deadline, f"{command}: not ready to be killed within {timeout} s"
+                time.sleep(0.1)
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
