@@ -12,6 +12,7 @@ gets the same id in every run and on every machine, which is what lets a re-run 
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -108,8 +109,13 @@ def _blank(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def normalise(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Unicode NFC, whitespace runs (newlines and tabs included) to one space, ends trimmed."""
-    return pc.utf8_trim_whitespace(pc.replace_substring_regex(pc.utf8_normalize(column, "NFC"), r"\s+", " "))
+    """Unicode NFC, whitespace runs (newlines and tabs included) to one space, ends trimmed.
+
+    NFC goes through Python's ``unicodedata``: pyarrow 25.0.1's ``utf8_normalize`` returns *decomposed* text for every
+    form (``"está"`` becomes ``"esta"`` + U+0301), which Apertium then analyses as two words ("this" + an accent)."""
+    composed = pa.array([None if text is None else unicodedata.normalize("NFC", text) for text in column.to_pylist()],
+                        pa.string())
+    return pc.utf8_trim_whitespace(pc.replace_substring_regex(composed, r"\s+", " "))
 
 
 def split_duplicates(pairs: pa.Table) -> tuple[pa.Table, pa.Table]:
