@@ -44,13 +44,18 @@ class SentenceEmbedder:
         """Padded ids and lengths; a sentence with no tokens becomes the unknown word, so it still has a vector."""
         unknown = [UNK_WORD]
         tokenized = [tokens or unknown for tokens in self.tokenizer.tokenize_all(sentences)]
-        return pad_batch([self.vocab.encode(tokens, self.lang) for tokens in tokenized], self.max_tokens)
+        return pad_batch(self.vocab.encode_all(tokenized, self.lang), self.max_tokens)
 
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 4096) -> np.ndarray:
         sentences = list(sentences)
         if not sentences:
             return np.zeros((0, self.encoder.output_dim), dtype=np.float32)
+        # Each distinct sentence is tokenised and encoded once (evaluation sets repeat sentences across pairs).
+        first: dict[str, int] = {}
+        where = [first.setdefault(sentence, len(first)) for sentence in sentences]
+        if len(first) < len(sentences):
+            return self.encode(list(first), batch_size)[where]
         ids, lengths = self.token_ids(sentences)
         was_training = self.encoder.training
         self.encoder.eval()

@@ -25,3 +25,14 @@ def test_settings_round_trip():
 def test_unknown_tokenizer_lists_the_choices():
     with pytest.raises(ValueError, match="choose one of"):
         Tokenizer("punkt")
+
+
+def test_regexp_tokenizer_is_nltks_regexp_tokenizer_on_real_sentences():
+    from nltk.tokenize import RegexpTokenizer
+
+    from parabit.data.sts import read_sts_year
+    from parabit.text.tokenize import TREEBANK_LIKE_PATTERN
+
+    sentences = [s for subset in read_sts_year(2016) for p in subset.pairs for s in (p.sentence_a, p.sentence_b)]
+    nltk_split = RegexpTokenizer(TREEBANK_LIKE_PATTERN).tokenize
+    assert Tokenizer().tokenize_all(sentences) == [nltk_split(s.lower()) for s in sentences]

@@ -47,3 +47,17 @@ def test_save_and_load_keep_every_id(tmp_path):
 def test_pad_batch_truncates():
     ids, lengths = pad_batch([[5, 6, 7], [8]], max_length=2)
     assert ids.tolist() == [[5, 6], [8, 0]] and lengths.tolist() == [2, 1]
+
+
+def test_encode_all_matches_id_by_id_lookup():
+    vocab = small_vocab()
+    sentences = [["once", "upon", "zebra"], [], ["rare"]]
+    assert vocab.encode_all(sentences, "es") == [[vocab.id(w, "es") for w in s] for s in sentences]
+    assert vocab.encode(["once", "zebra"], "en") == [vocab.id("once", "en"), vocab.id("<unk>", "en")]
+    with pytest.raises(KeyError, match="language 'fr'"):
+        vocab.encode(["maison"], "fr")
+
+
+def test_pad_batch_scatters_rows_in_order():
+    ids, lengths = pad_batch([[1], [2, 3, 4, 5], [], [6, 7]], max_length=3)
+    assert ids.tolist() == [[1, 0, 0], [2, 3, 4], [0, 0, 0], [6, 7, 0]] and lengths.tolist() == [1, 3, 0, 2]

@@ -6,6 +6,7 @@ rows of the embedding table. Id 0 is padding; each namespace has its own unknown
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -40,6 +41,7 @@ class Vocabulary:
             if _key(lang, UNK_WORD) not in self._index:
                 self._index[_key(lang, UNK_WORD)] = len(self._keys)
                 self._keys.append(_key(lang, UNK_WORD))
+        self._by_language: dict[str, dict[str, int]] = {}  # word -> id per language, built on first encode
 
     @classmethod
     def build(
@@ -87,12 +89,31 @@ class Vocabulary:
         prefix = f"{lang}:"
         return [(i, k[len(prefix):]) for i, k in enumerate(self._keys) if k.startswith(prefix)]
 
+    def _language_index(self, lang: str) -> dict[str, int]:
+        """``word -> id`` for one language, so encoding a token is one dict lookup (no key string to build)."""
+        if not self._by_language:  # one pass over the keys builds every language's index
+            for i, key in enumerate(self._keys[1:], start=1):
+                namespace, word = key.split(":", 1)
+                self._by_language.setdefault(namespace, {})[word] = i
+        index = self._by_language.get(lang)
+        if index is None:
+            raise KeyError(f"language {lang!r} is not in this vocabulary (it has {self.languages})")
+        return index
+
     def encode(self, tokens: Iterable[str], lang: str) -> list[int]:
-        return [self.id(token, lang) for token in tokens]
+        index = self._language_index(lang)
+        unk = index[UNK_WORD]
+        return [index.get(token, unk) for token in tokens]
+
+    def encode_all(self, sentences: Iterable[Iterable[str]], lang: str) -> list[list[int]]:
+        """:meth:`encode` for many token lists."""
+        index = self._language_index(lang)
+        unk = index[UNK_WORD]
+        return [[index.get(token, unk) for token in tokens] for tokens in sentences]
 
     def encode_batch(self, sentences: Iterable[Iterable[str]], lang: str) -> tuple[np.ndarray, np.ndarray]:
         """Token lists to a padded id matrix ``[B, T]`` (int64) and lengths ``[B]``."""
-        return pad_batch([self.encode(tokens, lang) for tokens in sentences])
+        return pad_batch(self.encode_all(sentences, lang))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"format": "parabit-vocab-1", "keys": self._keys[1:]}, ensure_ascii=False))
@@ -110,11 +131,12 @@ def pad_batch(sequences: list[list[int]], max_length: int | None = None) -> tupl
 
     ``max_length`` truncates longer sequences. An empty sequence gets length 0 (its row is all padding).
     """
-    lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
     if max_length is not None:
-        np.minimum(lengths, max_length, out=lengths)
+        sequences = [s if len(s) <= max_length else s[:max_length] for s in sequences]
+    lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
     width = int(lengths.max()) if len(sequences) and lengths.max() > 0 else 1
     ids = np.full((len(sequences), width), PAD_ID, dtype=np.int64)
-    for row, (sequence, length) in enumerate(zip(sequences, lengths)):
-        ids[row, :length] = sequence[:length]
+    # One vectorised scatter: the real positions of a row-major [B, T] mask, in order, are the ids one after another.
+    flat = np.fromiter(itertools.chain.from_iterable(sequences), dtype=np.int64, count=int(lengths.sum()))
+    ids[np.arange(width) < lengths[:, None]] = flat
     return ids, lengths
