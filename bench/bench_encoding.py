@@ -1,0 +1,132 @@
+"""Encoding: the exported pyfunc model over every STS 2012–2016 and SICK test sentence, against a naive path.
+
+    .venv/bin/python bench/bench_encoding.py [--repeats 5] [--dim 300]
+
+The model is an AVG encoder (dim ``--dim``) over the vocabulary of the full shipped en-es bitext, saved with
+``save_embedder_model`` and loaded with ``mlflow.pyfunc.load_model`` — the same code as a registered model
+(weights are the random initial ones: speed does not depend on their values). Measured, alternating, ``--repeats``
+times each, wall clock and CPU time (median):
+
+* ``pyfunc predict``: ``model.predict(DataFrame({"text": sentences}))``, every sentence of the pairs in order
+  (sentences repeat across pairs, as a user's input may);
+* ``naive``: the same vectors the straightforward way: nltk's ``RegexpTokenizer`` per sentence, one vocabulary
+  key string and dict lookup per token, a Python loop to pad, every sentence encoded (what parabit did before);
+* the pyfunc path's parts on the distinct sentences: tokenise, ids (lookup + pad), encoder forward.
+
+For comparison, all-MiniLM-L6-v2 took 244 s on the same sentences on this machine (figure quoted in issue 10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pandas as pd
+import torch
+from _common import machine_line, median, table, write_section
+from nltk.tokenize import RegexpTokenizer
+
+from parabit.data.sick import read_sick
+from parabit.data.sts import STS_BENCHMARK_YEARS, read_sts_year
+from parabit.embedder import SentenceEmbedder
+from parabit.export.pyfunc import save_embedder_model
+from parabit.text.tokenize import TREEBANK_LIKE_PATTERN
+from parabit.text.vocab import PAD_ID, UNK_WORD
+from parabit.training.config import DataConfig, ModelConfig
+from parabit.training.data import prepare_training_data
+from parabit.training.model import build_encoder
+
+MINILM_SECONDS = 244.0
+
+
+def evaluation_sentences() -> list[str]:
+    sentences = []
+    for year in STS_BENCHMARK_YEARS:
+        for subset in read_sts_year(year, "test"):
+            sentences += [s for pair in subset.pairs for s in (pair.sentence_a, pair.sentence_b)]
+    return sentences + [s for pair in read_sick("test") for s in (pair.sentence_a, pair.sentence_b)]
+
+
+def naive_encode(embedder: SentenceEmbedder, sentences: list[str]) -> np.ndarray:
+    """Per sentence nltk tokenising, per token key lookups, a Python padding loop, no de-duplication."""
+    split = RegexpTokenizer(TREEBANK_LIKE_PATTERN).tokenize
+    vocab, lang = embedder.vocab, embedder.lang
+    sequences = [[vocab.id(token, lang) for token in (split(s.lower()) or [UNK_WORD])][:embedder.max_tokens]
+                 for s in sentences]
+    lengths = np.array([len(s) for s in sequences])
+    ids = np.full((len(sequences), lengths.max()), PAD_ID, dtype=np.int64)
+    for row, sequence in enumerate(sequences):
+        ids[row, :len(sequence)] = sequence
+    with torch.no_grad():
+        return embedder.encoder(torch.from_numpy(ids), torch.from_numpy(lengths)).numpy()
+
+
+def clocked(action) -> tuple[float, float, object]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = action()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dim", type=int, default=300)
+    args = parser.parse_args()
+
+    sentences = evaluation_sentences()
+    distinct = list(dict.fromkeys(sentences))
+    prepared = prepare_training_data(DataConfig(condition="bilingual_sentences"))
+    torch.manual_seed(0)
+    encoder, spec = build_encoder(ModelConfig(encoder="avg", dim=args.dim), prepared.vocab, sparse=False)
+    embedder = SentenceEmbedder(encoder.eval(), spec, prepared.vocab, prepared.tokenizer, "en", prepared.max_tokens)
+    folder = Path(tempfile.mkdtemp(prefix="bench-encoding-")) / "model"
+    save_embedder_model(embedder, folder)
+    model = mlflow.pyfunc.load_model(str(folder))
+    frame = pd.DataFrame({"text": sentences})
+    loaded = model.unwrap_python_model().embedder
+
+    timings: dict[str, list[tuple[float, float]]] = {}
+    check = None
+    for _ in range(args.repeats):
+        runs = {
+            "pyfunc predict (all sentences)": lambda: model.predict(frame),
+            "naive (all sentences)": lambda: naive_encode(loaded, sentences),
+            "… tokenise (distinct)": lambda: loaded.tokenizer.tokenize_all(distinct),
+            "… ids: lookup + pad (distinct)": lambda: loaded.token_ids(distinct),
+        }
+        for name, action in runs.items():
+            wall, cpu, result = clocked(action)
+            timings.setdefault(name, []).append((wall, cpu))
+            if name.startswith("pyfunc"):
+                check = result
+            elif name.startswith("naive"):
+                assert np.allclose(check, result, atol=1e-5), "the pyfunc path and the naive path disagree"
+        ids, lengths = loaded.token_ids(distinct)
+        with torch.no_grad():
+            wall, cpu, _ = clocked(lambda: loaded.encoder(torch.from_numpy(ids), torch.from_numpy(lengths)))
+        timings.setdefault("… encoder forward (distinct, one batch)", []).append((wall, cpu))
+        print({name: f"{t[-1][0]:.3f} s" for name, t in timings.items()}, flush=True)
+
+    base = median([t[0] for t in timings["naive (all sentences)"]])
+    rows = []
+    for name, values in timings.items():
+        wall, cpu = median([v[0] for v in values]), median([v[1] for v in values])
+        rows.append([name, f"{wall:.3f}", f"{cpu:.3f}", f"{base / wall:.1f}×", f"{MINILM_SECONDS / wall:,.0f}×"])
+    body = f"""## Encoding the evaluation sentences (`bench/bench_encoding.py`)
+
+{machine_line()} · {len(sentences):,} sentences ({len(distinct):,} distinct) of the STS 2012–2016 and SICK test pairs,
+AVG dim {args.dim}, vocabulary {len(prepared.vocab):,}, pyfunc model loaded with `mlflow.pyfunc.load_model`;
+{args.repeats} alternating repeats, medians. Target: pyfunc predict ≤ 2 s.
+
+{table(["run", "wall s", "CPU s", "speed vs naive (wall)", "speed vs all-MiniLM-L6-v2 (244 s, quoted)"], rows)}
+"""
+    write_section("bench_encoding", body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Vocabulary scaling: the AVG training step at a 2M-word vocabulary against the same step at 20k words.
+
+    .venv/bin/python bench/bench_vocab_scaling.py [--small 20000] [--large 2000000] [--dim 300] [--steps 200] [--repeats 5]
+
+One training step of parabit's own model and loop pieces (``PairModel`` over ``AvgEncoder`` with a sparse word table,
+``PairObjective`` J_pa with MAX negatives, ``build_optimizers``, the loop's shuffled and trimmed ``_batches``):
+forward, loss, ``zero_grad``, backward, optimiser step. Batches have the shapes of the real prepared en-es pairs
+(their lengths; batch 100, dim ``--dim``) with word ids drawn uniformly from the vocabulary, so both sizes touch about the
+same number of rows per step. The two vocabularies alternate, ``--steps`` steps per block, ``--repeats`` blocks each,
+for SparseAdam (``optim.name: adam``) and Adagrad; the result is the median step time and large / small.
+Memory: the 2M × 300 table is 2.3 GiB, plus SparseAdam's two moment tables (Adagrad: one): ~7 GiB at dim 300.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+
+import pyarrow.parquet as pq
+import torch
+from _common import machine_line, median, table, write_section
+
+from parabit.training.config import DataConfig, ModelConfig, ObjectiveConfig, OptimConfig
+from parabit.training.data import arrow_to_tensors, prepare_training_data
+from parabit.training.loop import _batches
+from parabit.training.model import PairModel, PairObjective, build_optimizers
+from parabit.encoders import build_encoder
+
+BATCH = 100
+
+
+class Subject:
+    """A model at one vocabulary size, with its optimisers and an endless stream of batches."""
+
+    def __init__(self, vocab_size: int, dim: int, optimizer: str, data: dict[str, torch.Tensor]):
+        generator = torch.Generator().manual_seed(vocab_size)
+        data = dict(data)
+        for side in ("a", "b"):  # real sentence lengths, word ids spread over the whole vocabulary
+            data[f"ids_{side}"] = torch.randint(1, vocab_size, data[f"ids_{side}"].shape, generator=generator)
+        self.data = data
+        self.encoder = build_encoder("avg", vocab_size, dim, sparse=True)
+        self.model = PairModel(self.encoder)
+        self.objective = PairObjective(ObjectiveConfig(name="jpa", margin=0.4, sampling="max"))
+        self.optimizers = build_optimizers(self.model, OptimConfig(name=optimizer, batch_size=BATCH))
+        self.generator = generator
+        self.stream = self._stream()
+
+    def _stream(self):
+        while True:
+            yield from _batches(self.data, BATCH, self.generator)
+
+    def steps(self, count: int) -> tuple[float, float]:
+        """Wall and CPU seconds per step, averaged over ``count`` steps (CPU time: less disturbed by other load)."""
+        started, cpu_started = time.perf_counter(), time.process_time()
+        for _ in range(count):
+            batch = next(self.stream)
+            g1, g2 = self.model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
+            loss = self.objective(g1, g2, batch, self.encoder.embedding.weight, self.generator)
+            for optimizer in self.optimizers:
+                optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            for optimizer in self.optimizers:
+                optimizer.step()
+        return (time.perf_counter() - started) / count, (time.process_time() - cpu_started) / count
+
+
+def measure(optimizer: str, dim: int, data: dict, sizes: tuple[int, int], steps: int, repeats: int) -> dict:
+    """``{vocabulary size: [(wall, CPU) seconds per step, one per block]}``, the sizes alternating block by block."""
+    subjects = {size: Subject(size, dim, optimizer, data) for size in sizes}
+    for size in sizes:
+        subjects[size].steps(20)  # warm-up: allocator, optimiser state
+    times: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
+    for repeat in range(repeats):
+        for size in sizes:
+            times[size].append(subjects[size].steps(steps))
+        print(optimizer, repeat, {size: f"{t[-1][0] * 1e3:.2f} ms wall, {t[-1][1] * 1e3:.2f} ms CPU"
+                                  for size, t in times.items()}, flush=True)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=20_000)
+    parser.add_argument("--large", type=int, default=2_000_000)
+    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--optimizers", nargs="+", default=["adam", "adagrad"])
+    args = parser.parse_args()
+    torch.set_num_threads(1)  # as in a 1-CPU Ray Train worker; and the CPU clock then counts no spinning threads
+
+    prepared = prepare_training_data(DataConfig(condition="bilingual_sentences", max_pairs=50_000))
+    data = {k: torch.from_numpy(v) for k, v in arrow_to_tensors(pq.read_table(prepared.pairs_path)).items()}
+    rows = []
+    for optimizer in args.optimizers:
+        times = measure(optimizer, args.dim, data, (args.small, args.large), args.steps, args.repeats)
+        gc.collect()  # the large tables of this optimiser go before the next one's are made
+        for clock, name in ((0, "wall"), (1, "CPU")):
+            small = median([t[clock] for t in times[args.small]])
+            large = median([t[clock] for t in times[args.large]])
+            rows.append([optimizer, name, f"{small * 1e3:.2f}", f"{large * 1e3:.2f}", f"{large / small:.2f}"])
+
+    body = f"""## Vocabulary scaling (`bench/bench_vocab_scaling.py`)
+
+{machine_line()} · AVG dim {args.dim} + J_pa, sparse word table, batch {BATCH} (real en-es sentence lengths, uniform word
+ids), {args.steps} steps × {args.repeats} alternating blocks per size; median ms per step (forward, loss, backward,
+optimiser step), by the wall clock and by this process's CPU time (torch threads: {torch.get_num_threads()}).
+Target: {args.large:,} words ≤ 1.2 × {args.small:,} words.
+
+{table(["optimiser", "clock", f"{args.small:,} words ms/step", f"{args.large:,} words ms/step", "large / small"], rows)}
+"""
+    write_section("bench_vocab_scaling", body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
