@@ -68,7 +68,7 @@ def test_round_trip_pairs_keep_provenance_and_every_row_once(ray_session, refere
 
 
 def test_shipped_round_trip_configs_load():
-    for name in ("roundtrip_slice.yaml", "engine_comparison/marian_roundtrip.yaml"):
+    for name in ("backtranslate_roundtrip_slice.yaml", "engine_comparison/marian_roundtrip.yaml"):
         config = load_config(PipelineConfig, PROJECT_ROOT / "jobs" / "configs" / name)
         assert (config.translation.mode, config.translation.engine) == ("roundtrip", "marian-pt")
     apertium = load_config(PipelineConfig, PROJECT_ROOT / "jobs" / "configs" / "engine_comparison" /
