@@ -59,7 +59,9 @@ def training_pairs(table: pa.Table) -> pa.Table:
 
 def select(scored: StageOutput, config: SelectConfig, filters: Sequence[FilterConfig], workdir: Path) -> int:
     """Stage function: write the selected training pairs to ``workdir/data`` and every other row to rejects."""
-    table = scored.read_data()
+    # In row_id order: upstream stages (Ray Data) write rows in whatever order their blocks finish, and the seeded
+    # sample must depend only on which rows there are, so a re-run after a crash selects exactly the same pairs.
+    table = scored.read_data().sort_by("row_id")
     reasons = rejection_reasons(table, filters, config.drop_identical)
     passed = np.flatnonzero(reasons == "")
     kept = sample(passed, config.sample_size, config.seed)
