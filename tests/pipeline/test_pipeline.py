@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,11 +14,13 @@ import pyarrow.compute as pc
 import pytest
 
 from parabit.config import from_dict
-from parabit.paths import data_path
+from parabit.paths import PROJECT_ROOT, data_path
 from parabit.pipeline import ConservationError, PipelineConfig, load_pipeline, run_stage
 from parabit.pipeline.ingest import row_ids
 from parabit.pipeline.stage import MANIFEST, REJECTS, read_parquet_dir, write_rejects
 from parabit.translate.apertium import apertium_pipeline
+
+from ..cluster_support import kill_when, session_ray_env, write_config
 
 FAULTY_STAGE = Path(__file__).parents[1] / "translate" / "faulty_stage.py"
 PAIRS = 2000
@@ -107,12 +110,41 @@ def test_rerun_after_a_crash_recomputes_only_what_is_incomplete(uninterrupted, s
     for kept in ("ingest", "backtranslate"):  # complete stages are not recomputed
         assert resumed.stages[kept].seconds == uninterrupted.stages[kept].seconds
     assert not partial.exists()
+    assert_same_rows(resumed, uninterrupted)
+
+
+def assert_same_rows(resumed, uninterrupted) -> None:
+    """Stage by stage, the same row ids (as sets and counts) in the output and in the rejects, none twice; every input
+    line accounted for once (rows lost: 0)."""
     for name, stage in resumed.stages.items():
+        assert stage.rows_in == stage.rows_out + stage.rows_rejected, name
         for part in ("data", REJECTS):
             before = read_parquet_dir(uninterrupted.stages[name].path / part, ["row_id"]).column("row_id")
             after = read_parquet_dir(stage.path / part, ["row_id"]).column("row_id")
             assert pc.count_distinct(after).as_py() == len(after), (name, part)
             assert sorted(after.to_pylist()) == sorted(before.to_pylist()), (name, part)
+    ids = every_row_id(resumed)
+    assert len(ids) == PAIRS + len(BAD_LINES) == pc.count_distinct(ids).as_py()
+
+
+@pytest.mark.slow
+def test_a_killed_pipeline_job_rerun_gives_exactly_the_rows_of_an_uninterrupted_run(
+        ray_session, uninterrupted, slice_file, tmp_path, isolated_mlflow_store):
+    """SIGKILL of `jobs/backtranslate.py` in the middle of its back-translation stage, then the same command again."""
+    output = tmp_path / "out"
+    command = [sys.executable, "jobs/backtranslate.py", "--config",
+               str(write_config(config_for(slice_file, output), tmp_path / "pipeline.yaml"))]
+    env = session_ray_env(MLFLOW_TRACKING_URI=isolated_mlflow_store)
+    # Killed while the backtranslate stage writes its output.
+    kill_when(command, env, tmp_path / "first.log", lambda: bool(list(output.glob(".backtranslate.tmp-*"))),
+              cwd=PROJECT_ROOT)
+    assert (output / "ingest").is_dir() and not (output / "backtranslate").exists()  # killed mid-stage
+
+    rerun = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    assert not list(output.glob(".*.tmp-*"))  # the killed attempt's partial output was cleared
+    resumed = load_pipeline("backtranslate").run(config_for(slice_file, output))  # all complete: only reads
+    assert_same_rows(resumed, uninterrupted)
 
 
 def test_a_stage_that_loses_rows_is_never_marked_complete(tmp_path):

@@ -69,7 +69,8 @@ def _kill_a_train_worker_after_a_committed_checkpoint(storage: Path, name: str, 
 
 
 @pytest.mark.slow
-def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupted_run(ray_session, small_config):
+def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupted_run(ray_session, small_config,
+                                                                                     isolated_mlflow_store):
     # Tiny batches make each epoch last over a second, so the kill lands mid-run.
     changes = dict(optim__epochs=10, optim__batch_size=4)
     config = small_config(**changes)
@@ -83,8 +84,13 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
 
     assert killed, "the worker was never killed (training finished before the first checkpoint was seen)"
     assert interrupted.history[-1]["resumes"] >= 1
-    # No epoch skipped or repeated in the logged history.
+    # No epoch skipped or repeated: in the checkpoint's history, and in the MLflow run (live logging + catch-up).
     assert [h["epoch"] for h in interrupted.history] == list(range(1, 11))
+    client = MlflowClient(isolated_mlflow_store)
+    for key in ("loss", "dev_score"):
+        logged = sorted(m.step for m in client.get_metric_history(interrupted.mlflow_run_id, key))
+        assert logged == list(range(1, 11)), (key, logged)
+    assert max(m.value for m in client.get_metric_history(interrupted.mlflow_run_id, "resumes")) >= 1
 
     reference_config = small_config(**changes)
     reference_config.name += "-uninterrupted"

@@ -80,5 +80,10 @@ def test_a_killed_sweep_driver_is_restored_and_every_trial_finishes_once(write_s
     trials = [r for r in _runs(client, "restored") if r.data.tags["parabit.kind"] == "trial"]
     finished = Counter(r.data.tags["parabit.run_name"] for r in trials if r.info.status == "FINISHED")
     assert len(finished) == 3 and set(finished.values()) == {1}
+    for trial in trials:
+        # Ran to completion once: one final evaluation logged (a second completion would log another), and each
+        # epoch once (a trial restarted from scratch would log its epochs again).
+        assert len(client.get_metric_history(trial.info.run_id, "sts2016/mean/pearson")) == 1
+        assert sorted(m.step for m in client.get_metric_history(trial.info.run_id, "loss")) == [1, 2, 3]
     parents = [r for r in _runs(client, "restored") if r.data.tags["parabit.kind"] == "sweep"]
     assert len(parents) == 1  # the parent run was continued, not duplicated
