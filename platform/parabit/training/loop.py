@@ -103,7 +103,10 @@ def train_loop_per_worker(loop_config: dict) -> None:
     sparse = config.model.sparse and not (config.scaling.use_gpu and world > 1)
     torch.manual_seed(config.seed)
     encoder, spec = build_encoder(config.model, prepared.vocab, sparse=sparse)
-    initial_table = encoder.embedding.weight.detach().clone()
+    # Only the L2-to-init regulariser needs a copy of the initial table (a second word table in memory).
+    initial_table = (encoder.embedding.weight.detach().clone()
+                     if config.objective.regularization > 0 and config.objective.regularization_kind == "l2_to_init"
+                     else None)
     model = ray.train.torch.prepare_model(PairModel(encoder))
     objective = PairObjective(config.objective, initial_table).to(device)
     optimizers = build_optimizers(model, config.optim)
@@ -131,6 +134,9 @@ def train_loop_per_worker(loop_config: dict) -> None:
     # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
     logged = tracker.logged_steps("loss") if tracker is not None else None
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
+    # Start-up: from the driver calling fit() to this worker being ready for its first step (Ray Train's worker
+    # group, process group, dataset shard, model and dev set); reported apart from the steady-state throughput.
+    startup_seconds = time.time() - loop_config.get("submitted_at", time.time())
 
     for epoch in range(start_epoch, config.optim.epochs):
         model.train()
@@ -161,9 +167,12 @@ def train_loop_per_worker(loop_config: dict) -> None:
             "workers": world,
             "distinct_nodes": len(set(worker_nodes)),
             "resumes": resumes,
+            "startup_seconds": startup_seconds,
         }
         if rank == 0:
+            dev_started = time.perf_counter()
             scores = dev(embedder.encode)
+            metrics["dev_seconds"] = time.perf_counter() - dev_started
             metrics["dev_score"] = dev_score(scores)
             for score in scores:
                 if score.subset in ("mean", "wmean") or score.metric == "pearson":

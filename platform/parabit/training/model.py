@@ -50,7 +50,8 @@ def build_encoder(config: ModelConfig, vocab: Vocabulary, sparse: bool) -> tuple
 class PairObjective(nn.Module):
     """J_bi or J_pa on a pair batch, plus the configured regulariser on the word-table rows the batch used."""
 
-    def __init__(self, config: ObjectiveConfig, word_table: torch.Tensor):
+    def __init__(self, config: ObjectiveConfig, initial_table: torch.Tensor | None = None):
+        """``initial_table``: the word table before training, needed (only) by the ``l2_to_init`` regulariser."""
         super().__init__()
         self.config = config
         if config.name == "jbi":
@@ -60,7 +61,7 @@ class PairObjective(nn.Module):
         self.regularizer = None
         if config.regularization > 0:
             self.regularizer = (L2Regularizer(config.regularization) if config.regularization_kind == "l2"
-                                else L2ToInitRegularizer(config.regularization, word_table))
+                                else L2ToInitRegularizer(config.regularization, initial_table))
 
     def forward(self, g1, g2, batch, word_table: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         if self.config.name == "jbi":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,18 +143,21 @@ def build_trainer(
     tracker: RunTracker,
     *,
     callbacks: Sequence = (),
+    loop: Callable[[dict], None] = train_loop_per_worker,
 ) -> TorchTrainer:
     """The ``TorchTrainer`` of a run: the per-worker loop over the prepared pairs, checkpointing and retries.
 
     Shared by :func:`run_training` and the Tune trial trainable, so a sweep trains exactly like a single run.
+    ``loop`` is the per-worker function (supervised Siamese training passes its own).
     """
     return TorchTrainer(
-        train_loop_per_worker,
+        loop,
         train_loop_config={
             "config": to_dict(config),
             "prepared_dir": str(prepared.directory),
             "mlflow_run_id": tracker.run_id,
             "tracking_uri": tracker.uri,
+            "submitted_at": time.time(),
         },
         scaling_config=RayScalingConfig(
             num_workers=config.scaling.num_workers,
