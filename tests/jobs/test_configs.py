@@ -5,11 +5,20 @@ from pathlib import Path
 import pytest
 
 from parabit.config import ConfigError, load_config
+from parabit.elgohary.reproduce import ReproductionConfig
 from parabit.paths import PROJECT_ROOT
+from parabit.phrases.config import PhrasesConfig
 from parabit.training.config import TrainConfig
 
+# Top-level configs that are not training configs, with the class their job loads them as.
+OTHER_CONFIGS = {"phrases_en_es.yaml": PhrasesConfig, "elgohary.yaml": ReproductionConfig}
 TRAIN_CONFIGS = sorted(p for p in (PROJECT_ROOT / "jobs" / "configs").glob("*.yaml")
-                       if not p.name.startswith("backtranslate"))
+                       if not p.name.startswith("backtranslate") and p.name not in OTHER_CONFIGS)
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_CONFIGS))
+def test_shipped_job_configs_load(name: str):
+    assert load_config(OTHER_CONFIGS[name], PROJECT_ROOT / "jobs" / "configs" / name)
 
 
 @pytest.mark.parametrize("path", TRAIN_CONFIGS, ids=lambda p: p.name)
