@@ -133,6 +133,7 @@ class DictionaryTrainConfig:
                                                                             register_as=""))
     paraphrase: bool = True
     storage_path: str | None = None
+    max_failures: int = 2
 
     def __post_init__(self):
         if not self.name or "/" in self.name:

@@ -8,7 +8,6 @@ both sides of a random bitext batch and ``alignment_weight`` × their bag-of-wor
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,11 +24,10 @@ from parabit.dictionary.prepare import load_prepared_space
 from parabit.objectives.bow_alignment import BagOfWordsAlignmentLoss
 from parabit.objectives.dictionary_l2 import DictionaryL2Loss
 from parabit.objectives.skipgram import SkipGramLoss
+from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
 from parabit.training.data import arrow_to_tensors
 from parabit.training.loop import _batches, _epoch_generator
 from parabit.training.model import build_optimizers
-
-STATE_FILE = "dictionary_state.pt"
 
 
 class DictionaryObjective(nn.Module):
@@ -83,17 +81,14 @@ def dictionary_loop_per_worker(loop_config: dict) -> None:
     torch.manual_seed(config.seed)
     model = DefinitionEncoder(config.model, torch.from_numpy(space.vectors), train_words=config.joint.enabled)
     ranges = {"en": space.language_range("en"), "foreign": space.language_range(config.language)}
-    objective = ray.train.torch.prepare_model(DictionaryObjective(model, config, ranges))
+    # Checkpointed whole (not just ``model``): with joint learning the skip-gram context table trains too.
+    whole = DictionaryObjective(model, config, ranges)
+    objective = ray.train.torch.prepare_model(whole)
     optimizers = build_optimizers(objective, config.optim)
 
     start_epoch, history = 0, []
-    checkpoint = ray.train.get_checkpoint()
-    if checkpoint is not None:
-        with checkpoint.as_directory() as directory:
-            state = torch.load(Path(directory) / STATE_FILE, map_location="cpu", weights_only=True)
-        model.load_state_dict(state["model"])
-        for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
-            optimizer.load_state_dict(optimizer_state)
+    state = restore(whole, optimizers, loop_config)
+    if state is not None:
         start_epoch, history = state["epoch"], list(state["history"])
 
     data = {k: v.to(device) for k, v in _shard("train").items()}
@@ -120,9 +115,6 @@ def dictionary_loop_per_worker(loop_config: dict) -> None:
         if rank == 0:
             print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
                   f"({metrics['epoch_seconds']:.1f} s)", flush=True)
-            with tempfile.TemporaryDirectory() as directory:
-                torch.save({"model": model.state_dict(), "optimizers": [o.state_dict() for o in optimizers],
-                            "epoch": epoch + 1, "history": history}, Path(directory) / STATE_FILE)
-                ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
+            report_with_checkpoint(metrics, training_state(whole, optimizers, epoch=epoch + 1, history=history))
         else:
             ray.train.report(metrics)

@@ -21,14 +21,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import ray.data
 import torch
-from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
-from ray.train import ScalingConfig as RayScalingConfig
+from ray.train import Checkpoint
 from ray.train.torch import TorchTrainer
 
-from parabit.config import to_dict
 from parabit.dictionary.build import read_direction, read_paraphrases
 from parabit.dictionary.config import DictionaryTrainConfig
-from parabit.dictionary.loop import STATE_FILE, dictionary_loop_per_worker
+from parabit.dictionary.loop import dictionary_loop_per_worker
 from parabit.dictionary.model import DefinitionEncoder
 from parabit.dictionary.paraphrase import paraphrase_scores
 from parabit.dictionary.prepare import PreparedDictionary, prepare_dictionary_run
@@ -36,7 +34,8 @@ from parabit.dictionary.retrieval import gold_ranks, retrieval_scores
 from parabit.dictionary.space import BilingualSpace
 from parabit.paths import output_root
 from parabit.ray_runtime import init_ray
-from parabit.training.trainer import open_tracker, storage_path
+from parabit.training.checkpointing import load_checkpoint_state
+from parabit.training.trainer import build_trainer, open_tracker
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +70,11 @@ class DefinitionEmbedder:
 
 def load_checkpoint(checkpoint: Checkpoint, config: DictionaryTrainConfig,
                     space: BilingualSpace) -> tuple[DefinitionEmbedder, list[dict]]:
-    with checkpoint.as_directory() as directory:
-        state = torch.load(Path(directory) / STATE_FILE, map_location="cpu", weights_only=True)
+    state = load_checkpoint_state(checkpoint)
     model = DefinitionEncoder(config.model, torch.from_numpy(space.vectors), train_words=config.joint.enabled)
-    model.load_state_dict(state["model"])
+    # The loop checkpoints its whole objective; the encoder is its ``model`` part.
+    model.load_state_dict({key.removeprefix("model."): value for key, value in state["model"].items()
+                           if key.startswith("model.")})
     return DefinitionEmbedder(model, space, config.model.max_tokens), state["history"]
 
 
@@ -113,17 +113,7 @@ def build_dictionary_trainer(config: DictionaryTrainConfig, prepared: PreparedDi
     datasets = {"train": ray.data.from_arrow(pq.read_table(prepared.train_path))}
     if config.joint.enabled:
         datasets["bitext"] = ray.data.from_arrow(pq.read_table(prepared.bitext_path))
-    return TorchTrainer(
-        dictionary_loop_per_worker,
-        train_loop_config={"config": to_dict(config), "prepared_dir": str(prepared.directory)},
-        scaling_config=RayScalingConfig(
-            num_workers=config.scaling.num_workers, use_gpu=config.scaling.use_gpu,
-            resources_per_worker={"CPU": config.scaling.cpus_per_worker, **config.scaling.resources_per_worker}),
-        run_config=RunConfig(name=config.name, storage_path=str(storage_path(config)),
-                             failure_config=FailureConfig(max_failures=2),
-                             checkpoint_config=CheckpointConfig(num_to_keep=2)),
-        datasets=datasets,
-    )
+    return build_trainer(config, prepared, None, loop=dictionary_loop_per_worker, datasets=datasets)
 
 
 def results_path(name: str) -> Path:

@@ -9,8 +9,8 @@ and for MSRP the decision threshold chosen on dev.
 from __future__ import annotations
 
 import copy
-import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,13 +26,8 @@ from parabit.supervised.metrics import best_threshold, dev_score, task_scores
 from parabit.supervised.model import build_head, build_siamese_encoder, predict_pairs
 from parabit.tracking.run_tracker import RunTracker
 from parabit.training.data import _load_prepared
-from parabit.training.loop import (
-    CHECKPOINT_FILE,
-    EMBEDDER_DIR,
-    _batches,
-    _epoch_generator,
-    restore_from_checkpoint,
-)
+from parabit.training.checkpointing import EMBEDDER_DIR, report_with_checkpoint, restore, training_state
+from parabit.training.loop import _batches, _epoch_generator
 from parabit.training.model import PairModel, build_optimizers
 
 
@@ -40,6 +35,14 @@ def _load_shard() -> dict[str, torch.Tensor]:
     shard = ray.train.get_dataset_shard("train")
     table = pa.concat_tables(list(shard.iter_batches(batch_size=65_536, batch_format="pyarrow")))
     return {name: torch.from_numpy(array) for name, array in labelled_tensors(table).items()}
+
+
+def _save_embedder(folder: Path, encoder_state: dict, spec, prepared) -> None:
+    """The best-on-dev encoder as an embedder: the model the driver tests and registers."""
+    encoder = SentenceEmbedder.build_encoder(spec)
+    encoder.load_state_dict(encoder_state)
+    SentenceEmbedder(encoder, spec, prepared.vocab, prepared.tokenizer, prepared.lang_a,
+                     prepared.max_tokens).save(folder / EMBEDDER_DIR)
 
 
 def siamese_loop_per_worker(loop_config: dict) -> None:
@@ -60,7 +63,7 @@ def siamese_loop_per_worker(loop_config: dict) -> None:
 
     start_epoch, history, resumes = 0, [], 0
     best = {"dev_score": float("-inf"), "epoch": 0, "state": None, "threshold": None}
-    state = restore_from_checkpoint(encoder, optimizers)
+    state = restore(encoder, optimizers, loop_config)
     if state is not None:
         start_epoch, history, resumes, best = state["epoch"], list(state["history"]), state["resumes"] + 1, state["best"]
 
@@ -111,12 +114,6 @@ def siamese_loop_per_worker(loop_config: dict) -> None:
         print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
               f"dev {metrics['dev_score']:.4f} (best {best['dev_score']:.4f} @ {best['epoch']}; {seconds:.1f} s)",
               flush=True)
-        with tempfile.TemporaryDirectory() as directory:
-            torch.save({"model": encoder.state_dict(), "optimizers": [o.state_dict() for o in optimizers],
-                        "torch_rng": torch.get_rng_state(), "epoch": epoch + 1, "history": history,
-                        "resumes": resumes, "best": best}, Path(directory) / CHECKPOINT_FILE)
-            best_encoder = SentenceEmbedder.build_encoder(spec)
-            best_encoder.load_state_dict(best["state"])
-            SentenceEmbedder(best_encoder, spec, prepared.vocab, prepared.tokenizer, prepared.lang_a,
-                             prepared.max_tokens).save(Path(directory) / EMBEDDER_DIR)
-            ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
+        report_with_checkpoint(metrics, training_state(encoder, optimizers, epoch=epoch + 1, history=history,
+                                                       resumes=resumes, best=best),
+                               partial(_save_embedder, encoder_state=best["state"], spec=spec, prepared=prepared))

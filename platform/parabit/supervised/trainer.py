@@ -24,7 +24,7 @@ from parabit.supervised.metrics import as_scores, task_scores
 from parabit.supervised.model import build_head, predict_pairs
 from parabit.tracking.evaluation import log_report
 from parabit.training.data import PreparedData
-from parabit.training.loop import CHECKPOINT_FILE, EMBEDDER_DIR
+from parabit.training.checkpointing import EMBEDDER_DIR, load_state
 from parabit.training.trainer import build_trainer, check_resources, log_prepared_data, open_tracker, register_model
 
 
@@ -58,7 +58,7 @@ def evaluate_siamese_checkpoint(checkpoint: Checkpoint, config: SiameseConfig
     prepared = prepare_siamese_data(config.data)  # the cache the run trained from
     with checkpoint.as_directory() as directory:
         embedder = SentenceEmbedder.load(Path(directory) / EMBEDDER_DIR)
-        state = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
+        state = load_state(directory)
     history, best = state["history"], state["best"]
     test = {k: torch.from_numpy(v) for k, v in read_split(prepared, "test").items()}
     predicted = predict_pairs(embedder.encoder, build_head(config), test)

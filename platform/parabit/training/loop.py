@@ -8,7 +8,6 @@ an uninterrupted one would. Rank 0 alone evaluates on the dev years, logs to MLf
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,14 +20,13 @@ from parabit.config import from_dict
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation.sts import dev_evaluator, dev_score
 from parabit.tracking.run_tracker import RunTracker
+from parabit.training.checkpointing import EMBEDDER_DIR, report_with_checkpoint, restore, training_state
 from parabit.training.config import TrainConfig
 from parabit.training.data import _load_prepared, arrow_to_tensors
 from parabit.training.model import PairModel, PairObjective, build_encoder, build_optimizers
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_FILE = "state.pt"
-EMBEDDER_DIR = "embedder"
 STATUS_EVERY_SECONDS = 15.0
 
 
@@ -75,21 +73,6 @@ def _steps_per_epoch(num_rows: int, batch_size: int) -> int:
     return full + (1 if rest >= 2 else 0)
 
 
-def restore_from_checkpoint(encoder: torch.nn.Module, optimizers: list[torch.optim.Optimizer]) -> dict | None:
-    """On a resumed run, restore the encoder, optimisers and torch RNG from Ray Train's latest checkpoint and return
-    the whole saved state (epoch, history, ...); on a fresh start return None."""
-    checkpoint = ray.train.get_checkpoint()
-    if checkpoint is None:
-        return None
-    with checkpoint.as_directory() as directory:
-        state = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
-    encoder.load_state_dict(state["model"])
-    for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
-        optimizer.load_state_dict(optimizer_state)
-    torch.set_rng_state(state["torch_rng"])
-    return state
-
-
 def train_loop_per_worker(loop_config: dict) -> None:
     """Ray Train entry point. ``loop_config``: ``config`` (a TrainConfig as a dict), ``prepared_dir``,
     ``mlflow_run_id`` and ``tracking_uri``."""
@@ -112,7 +95,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
     optimizers = build_optimizers(model, config.optim)
 
     start_epoch, history, resumes = 0, [], 0
-    state = restore_from_checkpoint(encoder, optimizers)
+    state = restore(encoder, optimizers, loop_config)
     if state is not None:
         start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
         if rank == 0:
@@ -184,16 +167,10 @@ def train_loop_per_worker(loop_config: dict) -> None:
             print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
                   f"dev {config.dev} {metrics['dev_score']:.3f} ({train_seconds:.1f} s, "
                   f"{metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
-            with tempfile.TemporaryDirectory() as directory:
-                torch.save({
-                    "model": encoder.state_dict(),
-                    "optimizers": [optimizer.state_dict() for optimizer in optimizers],
-                    "torch_rng": torch.get_rng_state(),
-                    "epoch": epoch + 1,
-                    "history": history,
-                    "resumes": resumes,
-                }, Path(directory) / CHECKPOINT_FILE)
-                embedder.save(Path(directory) / EMBEDDER_DIR)
-                ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
+            report_with_checkpoint(
+                metrics,
+                training_state(encoder, optimizers, epoch=epoch + 1, history=history, resumes=resumes),
+                lambda folder: embedder.save(folder / EMBEDDER_DIR),
+            )
         else:
             ray.train.report(metrics)

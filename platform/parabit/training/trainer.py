@@ -1,8 +1,9 @@
 """The driver side of a training run: prepare data, run ``TorchTrainer``, evaluate, log and register the model.
 
 ``run_training(config)`` is what ``jobs/train.py`` calls. Re-running it with the same ``config.name`` resumes:
-Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last checkpoint, and the
-MLflow run recorded for that name is continued rather than duplicated.
+Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last checkpoint (or from a newer
+one its record missed when the driver was killed: :mod:`parabit.training.checkpointing`), and the MLflow run
+recorded for that name is continued rather than duplicated.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import mlflow
 import pyarrow.parquet as pq
 import ray
 import ray.data
-import torch
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
@@ -35,7 +35,8 @@ from parabit.tracking import RunTracker
 from parabit.tracking.evaluation import log_report
 from parabit.training.config import TrainConfig
 from parabit.training.data import PreparedData, prepare_training_data
-from parabit.training.loop import CHECKPOINT_FILE, EMBEDDER_DIR, train_loop_per_worker
+from parabit.training.checkpointing import EMBEDDER_DIR, UNLISTED_CHECKPOINTS_KEY, load_state, unlisted_checkpoints
+from parabit.training.loop import train_loop_per_worker
 
 log = logging.getLogger(__name__)
 
@@ -138,26 +139,31 @@ def register_model(config: TrainConfig, tracker: RunTracker, embedder: SentenceE
 
 
 def build_trainer(
-    config: TrainConfig,
-    prepared: PreparedData,
-    tracker: RunTracker,
+    config,
+    prepared,
+    tracker: RunTracker | None,
     *,
     callbacks: Sequence = (),
     loop: Callable[[dict], None] = train_loop_per_worker,
+    datasets: dict[str, ray.data.Dataset] | None = None,
 ) -> TorchTrainer:
-    """The ``TorchTrainer`` of a run: the per-worker loop over the prepared pairs, checkpointing and retries.
+    """The ``TorchTrainer`` of a run: the per-worker loop over the prepared data, checkpointing and retries.
 
-    Shared by :func:`run_training` and the Tune trial trainable, so a sweep trains exactly like a single run.
-    ``loop`` is the per-worker function (supervised Siamese training passes its own).
+    Shared by :func:`run_training`, the Tune trial trainable, Siamese and BilDRL training, so they all train, resume
+    and retry alike. ``config`` is any run config with ``name``, ``scaling``, ``max_failures`` and ``storage_path``;
+    ``prepared`` anything with a ``directory``; ``loop`` the per-worker function; ``datasets`` default to the
+    prepared token-id pairs as ``train``.
     """
+    run_directory = storage_path(config) / config.name
     return TorchTrainer(
         loop,
         train_loop_config={
             "config": to_dict(config),
             "prepared_dir": str(prepared.directory),
-            "mlflow_run_id": tracker.run_id,
-            "tracking_uri": tracker.uri,
+            "mlflow_run_id": tracker.run_id if tracker is not None else None,
+            "tracking_uri": tracker.uri if tracker is not None else None,
             "submitted_at": time.time(),
+            UNLISTED_CHECKPOINTS_KEY: unlisted_checkpoints(run_directory),
         },
         scaling_config=RayScalingConfig(
             num_workers=config.scaling.num_workers,
@@ -166,12 +172,12 @@ def build_trainer(
         ),
         run_config=RunConfig(
             name=config.name,
-            storage_path=str(storage_path(config)),
+            storage_path=str(run_directory.parent),
             failure_config=FailureConfig(max_failures=config.max_failures),
             checkpoint_config=CheckpointConfig(num_to_keep=2),
             callbacks=list(callbacks),
         ),
-        datasets={"train": training_dataset(prepared)},
+        datasets=datasets if datasets is not None else {"train": training_dataset(prepared)},
     )
 
 
@@ -189,7 +195,7 @@ def evaluate_checkpoint(checkpoint: Checkpoint, evaluation: EvaluationConfig) ->
     """The embedder saved in a training checkpoint, the run's per-epoch history, and its full evaluation."""
     with checkpoint.as_directory() as directory:
         embedder = SentenceEmbedder.load(Path(directory) / EMBEDDER_DIR)
-        history = torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)["history"]
+        history = load_state(directory)["history"]
     return embedder, history, EvaluationSuite.standard(evaluation)(embedder.encode)
 
 
