@@ -6,7 +6,9 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
+from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker, flatten_params
+from parabit.tracking.evaluation import log_report
 from parabit.tracking.store import tracking_uri
 
 
@@ -102,3 +104,22 @@ def test_a_down_server_is_retried_after_a_pause_not_on_every_call(monkeypatch, t
         tracker.flush()
     assert len(attempts) == 1 and tracker.pending == 5
     assert tracker.finish() is False and len(attempts) == 2  # finish always tries
+
+
+def test_a_report_logged_again_adds_no_metric_value(isolated_mlflow_store):
+    """A job re-run after a crash evaluates again: its report lands in the run once (artifacts overwritten)."""
+    report = EvaluationReport([Score("sts2016", "mean", "pearson", 0.5, 10), Score("sts2016", "news", "pearson", 0.4, 5)])
+    tracker = RunTracker("test-tracker", "report-twice")
+    run_id = tracker.start()
+    log_report(tracker, report)
+    assert tracker.logged_value("sts2016/mean/pearson") == 0.5
+    tracker.log_metrics_once({"sts2016/news/pearson": 0.9, "final": 1.0})  # only the missing metric is written
+    log_report(tracker, report)
+    assert tracker.finish() is True
+    client = MlflowClient(isolated_mlflow_store)
+    assert {key: [m.value for m in client.get_metric_history(run_id, key)]
+            for key in ("sts2016/mean/pearson", "sts2016/news/pearson", "final")} == {
+        "sts2016/mean/pearson": [0.5], "sts2016/news/pearson": [0.4], "final": [1.0]}
+    assert {a.path for a in client.list_artifacts(run_id, "evaluation")} == {
+        "evaluation/table.txt", "evaluation/scores.csv", "evaluation/summary.png"}
+    assert tracker.logged_value("never-logged") is None

@@ -12,8 +12,9 @@ from parabit.tracking.run_tracker import RunTracker
 def log_report(tracker: RunTracker, report: EvaluationReport, *, step: int | None = None, folder: str = "evaluation",
                title: str = "") -> None:
     """Every score as a metric (``sts2012/MSRpar/pearson`` ...), plus ``table.txt``, ``scores.csv`` and
-    ``summary.png`` under ``folder/`` in the run's artifacts."""
-    tracker.log_metrics(report.metrics(), step=step)
+    ``summary.png`` under ``folder/`` in the run's artifacts. Idempotent: logging the report again at the same step
+    (a job re-run after a crash evaluates again) adds no metric value and overwrites the artifacts."""
+    tracker.log_metrics_once(report.metrics(), step=step)
     tracker.log_text(report.table(), f"{folder}/table.txt")
     with tempfile.TemporaryDirectory() as scratch:
         csv = Path(scratch) / "scores.csv"

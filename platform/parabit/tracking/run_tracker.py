@@ -114,6 +114,21 @@ class RunTracker:
         without repeating a step. Deferred like any call while the store is unreachable (and spooled with it)."""
         self._call("log_missing_steps", history=[dict(entry) for entry in history], step_key=step_key)
 
+    def log_metrics_once(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Like :meth:`log_metrics`, for the metrics the run does not hold at ``step`` yet: a result logged again
+        (a job re-run after a crash evaluates again) is not duplicated. Deferred like any call."""
+        self._call("log_missing_metrics", metrics={k: float(v) for k, v in metrics.items()}, step=step or 0)
+
+    def logged_value(self, key: str) -> float | None:
+        """The latest value of metric ``key`` in the run; None if it has none, or that cannot be known now."""
+        if self.run_id is None or not self.flush(force=True):
+            return None
+        try:
+            return self.client.get_run(self.run_id).data.metrics.get(key)
+        except Exception as err:  # noqa: BLE001
+            log.warning("MLflow run %s unavailable (%s)", self.run_id, err)
+            return None
+
     def logged_steps(self, key: str) -> set[int] | None:
         """The steps at which metric ``key`` is already in the run; None if that cannot be known now."""
         if self.run_id is None:
@@ -181,14 +196,22 @@ class RunTracker:
         return True
 
     # Queued calls carried out by the tracker itself (a few client calls each), not by the MLflow client.
-    _OWN_CALLS = frozenset({"log_missing_steps"})
+    _OWN_CALLS = frozenset({"log_missing_steps", "log_missing_metrics"})
 
     def log_missing_steps(self, run_id: str, history: list[dict], step_key: str) -> None:
+        self._log_missing(run_id, [(int(entry[step_key]), entry) for entry in history])
+
+    def log_missing_metrics(self, run_id: str, metrics: dict, step: int) -> None:
+        self._log_missing(run_id, [(step, metrics)])
+
+    def _log_missing(self, run_id: str, rows: list[tuple[int, Mapping[str, float]]]) -> None:
+        """Log each (step, metrics) row's metrics that the run does not hold at that step."""
         stamp = int(time.time() * 1000)
-        keys = sorted({key for entry in history for key in entry})
+        present = self.client.get_run(run_id).data.metrics  # a metric never logged needs no history call
+        keys = sorted({key for _, metrics in rows for key in metrics} & present.keys())
         have = {key: {m.step for m in self.client.get_metric_history(run_id, key)} for key in keys}
-        missing = [Metric(key, float(value), stamp, int(entry[step_key]))
-                   for entry in history for key, value in entry.items() if int(entry[step_key]) not in have[key]]
+        missing = [Metric(key, float(value), stamp, step)
+                   for step, metrics in rows for key, value in metrics.items() if step not in have.get(key, ())]
         for start in range(0, len(missing), 1000):
             self.client.log_batch(run_id, metrics=missing[start:start + 1000])
 

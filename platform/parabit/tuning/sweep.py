@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 # The trial function only launches a TorchTrainer and waits; its workers hold the real CPUs.
 TRIAL_DRIVER_RESOURCES = {"cpu": 0.01}
+# A trial's final score (mean STS Pearson) in Tune's results and in its MLflow run; logged last by the trial.
+FINAL_METRIC = "final/sts_mean_pearson"
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,34 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
                            tags={"parabit.sweep": context.space.name}, uri=context.tracking_uri)
     log_prepared_data(tracker, prepared)
     result = kind.trainer(config, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
-    _, history, report = kind.evaluate(result.checkpoint, config)
-    tracker.log_history(history)
-    log_report(tracker, report, title=trial_name)
+    final = _evaluate_once(kind, config, tracker, result, title=trial_name)
     tracker.finish()
     remember_run(config, tracker)
-    tune.report({**history[-1], "final/sts_mean_pearson": _sts_mean(report), CHECKPOINT_PATH_KEY: result.checkpoint.path})
+    tune.report({**final, CHECKPOINT_PATH_KEY: result.checkpoint.path})
+
+
+def _evaluate_once(kind: Routines, config, tracker: RunTracker, result, *, title: str) -> dict:
+    """The trial's final result for Tune (last epoch's metrics and :data:`FINAL_METRIC`), evaluated and logged once.
+
+    Tune may run a trial again after ``Tuner.restore``: a driver killed after the trial had logged its evaluation
+    but before Tune saved the trial as terminated (Tune saves its experiment state at most every 10 s or so, not when
+    a trial ends) restores it as unfinished, and ``resume_unfinished`` starts its function over (no Tune checkpoint). Ray Train then restores the
+    finished training run (its checkpoints are all committed) and the trial would evaluate again. So the trial's
+    evaluation ends with :data:`FINAL_METRIC` in its MLflow run, and a trial whose run holds it reuses it: the
+    last epoch's metrics are those of Ray Train's latest checkpoint. A trial killed part-way through logging
+    evaluates again; the logging is idempotent (``log_history``, ``log_report``), so nothing is written twice.
+    """
+    logged = tracker.logged_value(FINAL_METRIC)
+    if logged is not None:
+        print(f"[{title}] final evaluation already in MLflow run {tracker.run_id}; reused, not evaluated again",
+              flush=True)
+        return {**result.metrics, FINAL_METRIC: logged}
+    _, history, report = kind.evaluate(result.checkpoint, config)
+    tracker.log_history(history)
+    log_report(tracker, report, title=title)
+    final = _sts_mean(report)
+    tracker.log_metrics_once({FINAL_METRIC: final})  # last: marks the evaluation complete
+    return {**history[-1], FINAL_METRIC: final}
 
 
 def _sts_mean(report) -> float:
@@ -219,7 +243,7 @@ def _close_stopped_trials(uri: str, sweep: str) -> None:
 
 def _log_trials_table(parent: RunTracker, frame: pd.DataFrame) -> None:
     columns = [c for c in frame.columns if c.startswith("config/") or c in (
-        "trial_id", "epoch", "dev_score", "loss", "final/sts_mean_pearson")]
+        "trial_id", "epoch", "dev_score", "loss", FINAL_METRIC)]
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "trials.csv"
         frame[columns].to_csv(path, index=False)
