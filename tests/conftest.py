@@ -57,6 +57,17 @@ def tatoeba_slice(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="session")
+def tiny_marian_dir(tmp_path_factory):
+    """A real Hugging Face Marian es→en model directory (opus-mt layout), built offline from 400 Tatoeba pairs: tiny,
+    randomly initialised with a fixed seed, so it translates badly but varies with the input (parabit.translate.
+    tiny_marian)."""
+    from parabit.translate.tiny_marian import build_tiny_marian
+
+    pairs = [(p.foreign, p.en) for p in read_tatoeba(lang="es")[::200][:400]]
+    return build_tiny_marian(pairs, tmp_path_factory.mktemp("tiny-marian") / "opus-mt-es-en")
+
+
 @pytest.fixture
 def small_config(tatoeba_slice, outputs, request):
     """A fast AVG + J_bi config on the slice; the run name is the test's name, so runs never collide."""

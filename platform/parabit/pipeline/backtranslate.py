@@ -81,6 +81,7 @@ def backtranslate(ingested: StageOutput, config: TranslationConfig, workdir: Pat
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=config.actors),
         num_cpus=config.cpus_per_actor,
+        num_gpus=config.gpus_per_actor,
     ).materialize()  # translated once, then split into rows and rejects
     write_split(translated, workdir, text_column=REJECT_TEXT[config.mode])
     return ingested.rows_out

@@ -66,15 +66,16 @@ TRANSLATION_MODES = ("backtranslate", "roundtrip")
 @dataclass
 class TranslationConfig:
     """How the English paraphrase of each pair is made, by ``engine`` built with ``options`` (Apertium: ``mode``,
-    ``timeout_s``; marian-pt: ``threads``, ``postprocess``).
+    ``timeout_s``; marian-pt: ``threads``, ``postprocess``; hf-marian: ``model_dir``, ``batch_size``, ``num_beams``,
+    ``max_new_tokens``, ``device``).
 
     ``mode: backtranslate`` (default): the foreign side is translated ``direction`` (e.g. ``es-en``) into English.
     ``mode: roundtrip``: the English reference goes to a pivot language and back, ``direction`` naming the three
     languages (e.g. ``en-pt-en``, Mallinson et al. 2017); any bitext's English side can feed it.
 
     ``actors`` long-lived translator actors (one engine load each) each use ``cpus_per_actor`` logical CPUs (keep the
-    total below the cluster's CPUs: the reading tasks need some too) and translate ``batch_size`` sentences at a
-    time."""
+    total below the cluster's CPUs: the reading tasks need some too) and ``gpus_per_actor`` GPUs (for a neural engine
+    on GPU nodes; 0 runs anywhere), and translate ``batch_size`` sentences at a time."""
 
     engine: str = "apertium"
     direction: str = "es-en"
@@ -82,6 +83,7 @@ class TranslationConfig:
     mode: str = "backtranslate"
     actors: int = 1
     cpus_per_actor: float = 0.5
+    gpus_per_actor: float = 0
     batch_size: int = 1000
 
     def __post_init__(self):
@@ -103,6 +105,8 @@ class TranslationConfig:
         _check_positive("translation.actors", self.actors)
         _check_positive("translation.cpus_per_actor", self.cpus_per_actor)
         _check_positive("translation.batch_size", self.batch_size)
+        if self.gpus_per_actor < 0:
+            raise ValueError(f"translation.gpus_per_actor must be 0 or more, got {self.gpus_per_actor}")
 
     @property
     def legs(self) -> list[tuple[str, str]]:
