@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from pathlib import Path
 
 import pytest
 
@@ -174,10 +175,11 @@ def test_line_aligned_cleans_and_quarantines(tmp_path):
         (6, 'last "one"', "última"),
     ]
     assert {p.source for p in pairs} == {"corpus"}
+    # Read in step, so rejects come in line order.
     assert [(r.path, r.line, r.reason) for r in quarantine.rejected] == [
-        (str(en), 5, "undecodable bytes (not UTF-8: invalid start byte at byte 4)"),
         (str(en), 2, "empty English side"),
         (str(es), 4, "Spanish side longer than 20 characters"),
+        (str(en), 5, "undecodable bytes (not UTF-8: invalid start byte at byte 4)"),
     ]
 
 
@@ -197,3 +199,13 @@ def test_read_aligned_lines_without_quarantine_raises_on_undecodable_bytes(tmp_p
     second.write_bytes(b"ok\nok\n")
     with pytest.raises(DataFormatError, match=r"a\.txt:2: undecodable bytes"):
         read_aligned_lines([first, second])
+
+
+def test_aligned_lines_read_in_step_skip_a_line_bad_in_either_file(tmp_path):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_bytes(b"1\n\xff2\n3\n4\n5\n")
+    second.write_bytes(b"one\ntwo\nthree\n\xfefour\nfive\n")
+    quarantine = Quarantine()
+    assert read_aligned_lines([first, second], quarantine=quarantine) == [
+        (1, ("1", "one")), (3, ("3", "three")), (5, ("5", "five"))]
+    assert [(Path(r.path).name, r.line) for r in quarantine.rejected] == [("a.txt", 2), ("b.txt", 4)]

@@ -17,13 +17,13 @@ whose two files differ in length is always an error, because every pair after th
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from parabit.data.errors import DataFormatError, Quarantine, reject
-from parabit.data.lines import iter_lines, split_fields
+from parabit.data.lines import count_lines, iter_lines, split_fields
 from parabit.paths import data_path
 
 T = TypeVar("T")
@@ -56,15 +56,21 @@ class BitextPair:
     lang: str
 
 
-def read_tatoeba(
+def read_tatoeba(*args, **kwargs) -> list[BitextPair]:
+    """:func:`iter_tatoeba`, all pairs at once (same arguments)."""
+    return list(iter_tatoeba(*args, **kwargs))
+
+
+def iter_tatoeba(
     path: str | Path | None = None,
     *,
     lang: str = "es",
     quarantine: Quarantine | None = None,
     limit: int | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
-) -> list[BitextPair]:
-    """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``).
+) -> Iterator[BitextPair]:
+    """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``) one pair at a time, as the
+    file is read (memory does not grow with it).
 
     ``path`` defaults to the shipped file for ``lang`` ("es": 118,964 pairs, "fr": 167,130 pairs).
     ``limit`` stops after that many accepted pairs. Each side is only trimmed: Tatoeba is raw text, so
@@ -73,10 +79,10 @@ def read_tatoeba(
     if path is None:
         path = data_path("bitext", *_lookup(TATOEBA_FILES, lang, "Tatoeba language"))
     path = Path(path)
-    pairs: list[BitextPair] = []
+    accepted = 0
     for number, text in iter_lines(path, quarantine=quarantine):
-        if limit is not None and len(pairs) >= limit:
-            break
+        if limit is not None and accepted >= limit:
+            return
         try:
             en, foreign = split_fields(path, number, text, expected=(2, 3))[:2]
         except DataFormatError as err:
@@ -89,11 +95,16 @@ def read_tatoeba(
             _, reason = problem
             reject(quarantine, path, number, reason, text)
             continue
-        pairs.append(BitextPair("tatoeba", number, en, foreign, lang))
-    return pairs
+        accepted += 1
+        yield BitextPair("tatoeba", number, en, foreign, lang)
 
 
-def read_line_aligned(
+def read_line_aligned(*args, **kwargs) -> list[BitextPair]:
+    """:func:`iter_line_aligned`, all pairs at once (same arguments)."""
+    return list(iter_line_aligned(*args, **kwargs))
+
+
+def iter_line_aligned(
     en_path: str | Path,
     foreign_path: str | Path,
     *,
@@ -102,31 +113,32 @@ def read_line_aligned(
     limit: int | None = None,
     unescape: bool = True,
     max_chars: int = DEFAULT_MAX_CHARS,
-) -> list[BitextPair]:
-    """Read a Moses-style pair of line-aligned files (e.g. ``corpus.en`` and ``corpus.es``).
+) -> Iterator[BitextPair]:
+    """Read a Moses-style pair of line-aligned files (e.g. ``corpus.en`` and ``corpus.es``) one pair at a time,
+    both files in step (memory does not grow with them).
 
     Each side is XML-unescaped with :func:`html.unescape` (unless ``unescape=False``) and its whitespace
     collapsed. A pair with an empty or over-long side is rejected (reason e.g. "empty English side"),
-    recorded against the file of the offending side. ``limit`` caps the number of pairs returned, but
-    both files are still read in full so that a length mismatch is always detected.
+    recorded against the file of the offending side. ``limit`` caps the number of pairs returned; a length
+    mismatch is detected all the same (both files are counted first).
 
     Raises :class:`DataFormatError` naming both files and their line counts when the counts differ,
-    even when a ``quarantine`` is given.
+    even when a ``quarantine`` is given (before the first pair).
     """
     en_path, foreign_path = Path(en_path), Path(foreign_path)
     source = en_path.stem  # "europarl-v7.es-en.en" -> "europarl-v7.es-en"
-    pairs: list[BitextPair] = []
-    for number, (raw_en, raw_foreign) in read_aligned_lines([en_path, foreign_path], quarantine=quarantine):
-        if limit is not None and len(pairs) >= limit:
-            break
+    accepted = 0
+    for number, (raw_en, raw_foreign) in iter_aligned_lines([en_path, foreign_path], quarantine=quarantine):
+        if limit is not None and accepted >= limit:
+            return
         en, foreign = _normalise(raw_en, unescape), _normalise(raw_foreign, unescape)
         problem = _pair_problem(en, foreign, lang, max_chars)
         if problem is not None:
             side, reason = problem
             reject(quarantine, en_path if side == "en" else foreign_path, number, reason, f"{raw_en}\t{raw_foreign}")
             continue
-        pairs.append(BitextPair(source, number, en, foreign, lang))
-    return pairs
+        accepted += 1
+        yield BitextPair(source, number, en, foreign, lang)
 
 
 def read_europarl(
@@ -166,26 +178,40 @@ def read_aligned_lines(
     without a ``quarantine``. A line that is not UTF-8 in any file raises, or with a ``quarantine`` is
     recorded there (by :func:`iter_lines`) and that line number is left out for all files.
     """
+    return list(iter_aligned_lines(paths, quarantine=quarantine))
+
+
+def iter_aligned_lines(
+    paths: Sequence[str | Path],
+    *,
+    quarantine: Quarantine | None = None,
+) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """:func:`read_aligned_lines` one line number at a time. The files are counted first, so a length mismatch
+    raises before anything is yielded; then they are read in step, holding one line of each."""
     paths = [Path(p) for p in paths]
-    contents: list[dict[int, str]] = []
-    counts: list[int] = []
-    for path in paths:
-        # A private quarantine tells us which lines iter_lines dropped, so the line count stays exact.
-        undecodable = Quarantine() if quarantine is not None else None
-        lines = dict(iter_lines(path, quarantine=undecodable))
-        dropped = len(undecodable) if undecodable is not None else 0
-        counts.append(len(lines) + dropped)
-        contents.append(lines)
-        if undecodable is not None:
-            quarantine.rejected.extend(undecodable.rejected)
+    counts = [count_lines(path) for path in paths]
     if len(set(counts)) > 1:
         sizes = ", ".join(f"{path} has {count} lines" for path, count in zip(paths, counts))
         raise DataFormatError(paths[0], None, f"line-aligned files differ in length: {sizes}")
-    aligned = []
-    for number in range(1, (counts[0] if counts else 0) + 1):
-        if all(number in lines for lines in contents):
-            aligned.append((number, tuple(lines[number] for lines in contents)))
-    return aligned
+    # iter_lines leaves out a file's undecodable lines (quarantined): yield only line numbers every file has.
+    streams = [iter_lines(path, quarantine=quarantine) for path in paths]
+    heads = [next(stream, None) for stream in streams]
+    while all(head is not None for head in heads):
+        number = max(head[0] for head in heads)
+        heads = [head if head[0] == number else _advance_to(stream, number) for head, stream in zip(heads, streams)]
+        if any(head is None for head in heads):
+            return
+        if all(head[0] == number for head in heads):
+            yield number, tuple(head[1] for head in heads)
+            heads = [next(stream, None) for stream in streams]
+
+
+def _advance_to(stream: Iterator[tuple[int, str]], number: int) -> tuple[int, str] | None:
+    """The first line of ``stream`` numbered ``number`` or later (None at the end)."""
+    for head in stream:
+        if head[0] >= number:
+            return head
+    return None
 
 
 def _normalise(text: str, unescape: bool) -> str:

@@ -121,10 +121,19 @@ class RunTracker:
 
     def logged_value(self, key: str) -> float | None:
         """The latest value of metric ``key`` in the run; None if it has none, or that cannot be known now."""
+        data = self._run_data()
+        return data.metrics.get(key) if data is not None else None
+
+    def logged_tag(self, key: str) -> str | None:
+        """Tag ``key`` of the run; None if it has none, or that cannot be known now."""
+        data = self._run_data()
+        return data.tags.get(key) if data is not None else None
+
+    def _run_data(self):
         if self.run_id is None or not self.flush(force=True):
             return None
         try:
-            return self.client.get_run(self.run_id).data.metrics.get(key)
+            return self.client.get_run(self.run_id).data
         except Exception as err:  # noqa: BLE001
             log.warning("MLflow run %s unavailable (%s)", self.run_id, err)
             return None

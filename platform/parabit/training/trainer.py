@@ -117,8 +117,18 @@ def remember_run(config: TrainConfig, tracker: RunTracker) -> None:
         record.write_text(json.dumps({"mlflow_run_id": tracker.run_id}))
 
 
+MODEL_URI_TAG = "parabit.model_uri"
+
+
 def register_model(config: TrainConfig, tracker: RunTracker, embedder: SentenceEmbedder) -> str | None:
-    """Log and register the pyfunc model; if the tracking store fails, save it locally instead and say where."""
+    """Log and register the pyfunc model; if the tracking store fails, save it locally instead and say where.
+
+    A run that already registered its model (a re-run after the driver was killed before the run finished) keeps
+    that model version instead of registering a second one."""
+    registered = tracker.logged_tag(MODEL_URI_TAG)
+    if registered:
+        log.info("the run already registered %s; not registering it again", registered)
+        return registered
     try:
         if tracker.run_id is None:
             raise ConnectionError("no MLflow run (tracking store unreachable)")
@@ -129,7 +139,7 @@ def register_model(config: TrainConfig, tracker: RunTracker, embedder: SentenceE
         uri = info.model_uri
         if config.tracking.register_as and info.registered_model_version:
             uri = f"models:/{config.tracking.register_as}/{info.registered_model_version}"
-        tracker.set_tags({"parabit.model_uri": uri})
+        tracker.set_tags({MODEL_URI_TAG: uri})
         return uri
     except Exception as err:  # noqa: BLE001 - a tracking failure must not lose the trained model
         fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
@@ -236,7 +246,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     model_uri = register_model(config, tracker, embedder)
     seconds["register"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - started
-    tracker.log_metrics({f"time/{k}_seconds": v for k, v in seconds.items()})
+    tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     tracker.finish()
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, report, history, result.checkpoint.path, seconds)
