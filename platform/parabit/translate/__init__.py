@@ -29,5 +29,5 @@ def build_translator(engine: str, **options) -> Translator:
     return translator_class(engine)(**options)
 
 
-__all__ = ["TRANSLATORS", "ApertiumTranslator", "HFMarianTranslator", "MarianTranslator", "TranslationBatch", "Translator", "TranslatorError",
-           "build_translator", "translator_class"]
+__all__ = ["TRANSLATORS", "ApertiumTranslator", "HFMarianTranslator", "MarianTranslator", "TranslationBatch",
+           "Translator", "TranslatorError", "build_translator", "translator_class"]

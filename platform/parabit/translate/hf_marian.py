@@ -19,6 +19,7 @@ is generated, not what it costs.
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -33,12 +34,13 @@ ENGINE = "hf-marian"
 INSTALL_HINT = ("install them with `.venv/bin/pip install -c constraints.txt transformers==5.23.0 "
                 "sentencepiece==0.2.3 sacremoses==0.2.0`")
 REQUIRED_FILES = ("config.json", "source.spm", "target.spm", "vocab.json")
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
 DEVICES = ("auto", "cpu", "cuda")
 OPTIONS = ("batch_size", "device", "max_new_tokens", "model_dir", "num_beams")
 DOWNLOAD_HINT = ("download an opus-mt model once, outside the pipeline (e.g. `hf download Helsinki-NLP/opus-mt-es-en "
-                 "--local-dir models/opus-mt-es-en` in the project root), and set translation.options.model_dir to that folder "
-                 "(a relative path is read from the project root)")
+                 "--local-dir models/opus-mt-es-en` in the project root), and set translation.options.model_dir to "
+                 "that folder (a relative path is read from the project root)")
 
 
 def _transformers():
@@ -46,7 +48,7 @@ def _transformers():
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
-        import sentencepiece  # noqa: F401  (MarianTokenizer needs it)
+        importlib.import_module("sentencepiece")  # MarianTokenizer needs it; fail here, with the install hint
         import transformers
     except ImportError as err:
         raise TranslatorError(f"translation engine {ENGINE!r} needs the Python packages transformers and "
