@@ -69,11 +69,16 @@ class BacktranslateBatches:
         self.translator.close()
 
 
+def batched_input(ingested: StageOutput, batch_size: int) -> ray.data.Dataset:
+    """The ingested pairs as blocks of ``batch_size`` rows, so every actor in the pool gets work. (Ray 2.60's parquet
+    reader ignores ``override_num_blocks`` and reads small files as one block, which one actor would translate
+    alone.)"""
+    return ray.data.read_parquet(ingested.data_files()).repartition(target_num_rows_per_block=batch_size)
+
+
 def backtranslate(ingested: StageOutput, config: TranslationConfig, workdir: Path) -> int:
     """Stage function: translate ``ingested`` pairs; translated rows to ``workdir/data``, failures to rejects."""
-    # One block per batch, so every actor in the pool gets work (Ray would otherwise read a few files as one block).
-    blocks = max(1, -(-ingested.rows_out // config.batch_size))
-    translated = ray.data.read_parquet(ingested.data_files(), override_num_blocks=blocks).map_batches(
+    translated = batched_input(ingested, config.batch_size).map_batches(
         BacktranslateBatches,
         fn_constructor_kwargs={"engine": config.engine, "options": config.options, "direction": config.direction,
                                "mode": config.mode},
