@@ -215,8 +215,8 @@ def run_sweep(space: SearchSpace) -> dict:
     _close_stopped_trials(parent.uri, space.name)
     _log_trials_table(parent, frame)
     parent.log_params({"best": best_params})
-    parent.log_metrics({"best/dev_score": best.metrics[space.search.metric], "sweep_seconds": seconds,
-                        "trials": len(frame)})
+    parent.log_metrics_once({"best/dev_score": best.metrics[space.search.metric], "sweep_seconds": seconds,
+                             "trials": len(frame)})
     best_config.tracking = base.tracking
     model_uri = register_model(best_config, parent, embedder)
     parent.finish()
