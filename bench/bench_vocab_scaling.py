@@ -1,12 +1,14 @@
 """Vocabulary scaling: the AVG training step at a 2M-word vocabulary against the same step at 20k words.
 
     .venv/bin/python bench/bench_vocab_scaling.py [--small 20000] [--large 2000000] [--dim 300] [--steps 200] [--repeats 5]
+        [--ids uniform|zipf]
 
 One training step of parabit's own model and loop pieces (``PairModel`` over ``AvgEncoder`` with a sparse word table,
 ``PairObjective`` J_pa with MAX negatives, ``build_optimizers``, the loop's shuffled and trimmed ``_batches``):
 forward, loss, ``zero_grad``, backward, optimiser step. Batches have the shapes of the real prepared en-es pairs
-(their lengths; batch 100, dim ``--dim``) with word ids drawn uniformly from the vocabulary, so both sizes touch about the
-same number of rows per step. The two vocabularies alternate, ``--steps`` steps per block, ``--repeats`` blocks each,
+(their lengths; batch 100, dim ``--dim``) with word ids drawn from the vocabulary, so both sizes touch about the
+same number of rows per step: ``uniform`` (the worst case: every row equally likely, so at 2M nearly every touched row
+is a cache miss) or ``zipf`` (P(id r) ∝ 1/r, a frequency-sorted vocabulary under Zipf's law, as text is). The two vocabularies alternate, ``--steps`` steps per block, ``--repeats`` blocks each,
 for SparseAdam (``optim.name: adam``) and Adagrad; the result is the median step time and large / small.
 Memory: the 2M × 300 table is 2.3 GiB, plus SparseAdam's two moment tables (Adagrad: one): ~7 GiB at dim 300.
 """
@@ -22,7 +24,7 @@ import pyarrow.parquet as pq
 import torch
 from _common import machine_line, median, table, write_section
 
-from parabit.training.config import DataConfig, ModelConfig, ObjectiveConfig, OptimConfig
+from parabit.training.config import DataConfig, ObjectiveConfig, OptimConfig
 from parabit.training.data import arrow_to_tensors, prepare_training_data
 from parabit.training.loop import _batches
 from parabit.training.model import PairModel, PairObjective, build_optimizers
@@ -31,14 +33,23 @@ from parabit.encoders import build_encoder
 BATCH = 100
 
 
+def draw_ids(kind: str, vocab_size: int, shape: torch.Size, generator: torch.Generator) -> torch.Tensor:
+    """Word ids 1..vocab_size-1 (0 is padding): uniform, or Zipfian over a frequency-sorted vocabulary."""
+    if kind == "uniform":
+        return torch.randint(1, vocab_size, shape, generator=generator)
+    cumulative = torch.cumsum(1.0 / torch.arange(1, vocab_size, dtype=torch.float64), 0)
+    draws = torch.rand(shape, generator=generator, dtype=torch.float64) * cumulative[-1]
+    return (torch.searchsorted(cumulative, draws) + 1).clamp_(max=vocab_size - 1)
+
+
 class Subject:
     """A model at one vocabulary size, with its optimisers and an endless stream of batches."""
 
-    def __init__(self, vocab_size: int, dim: int, optimizer: str, data: dict[str, torch.Tensor]):
+    def __init__(self, vocab_size: int, dim: int, optimizer: str, data: dict[str, torch.Tensor], ids: str):
         generator = torch.Generator().manual_seed(vocab_size)
         data = dict(data)
         for side in ("a", "b"):  # real sentence lengths, word ids spread over the whole vocabulary
-            data[f"ids_{side}"] = torch.randint(1, vocab_size, data[f"ids_{side}"].shape, generator=generator)
+            data[f"ids_{side}"] = draw_ids(ids, vocab_size, data[f"ids_{side}"].shape, generator)
         self.data = data
         self.encoder = build_encoder("avg", vocab_size, dim, sparse=True)
         self.model = PairModel(self.encoder)
@@ -66,9 +77,9 @@ class Subject:
         return (time.perf_counter() - started) / count, (time.process_time() - cpu_started) / count
 
 
-def measure(optimizer: str, dim: int, data: dict, sizes: tuple[int, int], steps: int, repeats: int) -> dict:
+def measure(optimizer: str, dim: int, data: dict, sizes: tuple[int, int], steps: int, repeats: int, ids: str) -> dict:
     """``{vocabulary size: [(wall, CPU) seconds per step, one per block]}``, the sizes alternating block by block."""
-    subjects = {size: Subject(size, dim, optimizer, data) for size in sizes}
+    subjects = {size: Subject(size, dim, optimizer, data, ids) for size in sizes}
     for size in sizes:
         subjects[size].steps(20)  # warm-up: allocator, optimiser state
     times: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
@@ -88,6 +99,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--optimizers", nargs="+", default=["adam", "adagrad"])
+    parser.add_argument("--ids", choices=["uniform", "zipf"], default="uniform")
     args = parser.parse_args()
     torch.set_num_threads(1)  # as in a 1-CPU Ray Train worker; and the CPU clock then counts no spinning threads
 
@@ -95,23 +107,24 @@ def main() -> None:
     data = {k: torch.from_numpy(v) for k, v in arrow_to_tensors(pq.read_table(prepared.pairs_path)).items()}
     rows = []
     for optimizer in args.optimizers:
-        times = measure(optimizer, args.dim, data, (args.small, args.large), args.steps, args.repeats)
+        times = measure(optimizer, args.dim, data, (args.small, args.large), args.steps, args.repeats, args.ids)
         gc.collect()  # the large tables of this optimiser go before the next one's are made
         for clock, name in ((0, "wall"), (1, "CPU")):
             small = median([t[clock] for t in times[args.small]])
             large = median([t[clock] for t in times[args.large]])
             rows.append([optimizer, name, f"{small * 1e3:.2f}", f"{large * 1e3:.2f}", f"{large / small:.2f}"])
 
-    body = f"""## Vocabulary scaling (`bench/bench_vocab_scaling.py`)
+    section = "bench_vocab_scaling" + ("" if args.ids == "uniform" else f"_{args.ids}")
+    body = f"""## Vocabulary scaling, {args.ids} word ids (`bench/bench_vocab_scaling.py`)
 
-{machine_line()} · AVG dim {args.dim} + J_pa, sparse word table, batch {BATCH} (real en-es sentence lengths, uniform word
-ids), {args.steps} steps × {args.repeats} alternating blocks per size; median ms per step (forward, loss, backward,
+{machine_line()} · AVG dim {args.dim} + J_pa, sparse word table, batch {BATCH} (real en-es sentence lengths, {args.ids}
+word ids), {args.steps} steps × {args.repeats} alternating blocks per size; median ms per step (forward, loss, backward,
 optimiser step), by the wall clock and by this process's CPU time (torch threads: {torch.get_num_threads()}).
 Target: {args.large:,} words ≤ 1.2 × {args.small:,} words.
 
 {table(["optimiser", "clock", f"{args.small:,} words ms/step", f"{args.large:,} words ms/step", "large / small"], rows)}
 """
-    write_section("bench_vocab_scaling", body)
+    write_section(section, body)
 
 
 if __name__ == "__main__":
