@@ -41,3 +41,10 @@ def test_the_shipped_test_sets_load():
     assert (src, tgt) == ("en", "es") and len(pairs) == 4394
     pairs, src, tgt = standard_bli_sets("fr")["fr-en Wiktionary test"]
     assert (src, tgt) == ("fr", "en") and len(pairs) > 2000
+
+
+def test_average_is_the_mean_of_the_token_vectors():
+    space = _space()
+    dog, cat = space.vectors[space.words("en")["dog"]], space.vectors[space.words("en")["cat"]]
+    averaged = space.average(["dog cat", "Dog"], "en")
+    assert np.allclose(averaged[0], (dog + cat) / 2) and np.allclose(averaged[1], dog)

@@ -66,6 +66,11 @@ class BilingualSpace:
         ids, lengths = pad_batch([self.vocab.encode(tokens, lang) for tokens in tokenized], max_tokens)
         return np.pad(ids, ((0, 0), (0, max_tokens - ids.shape[1]))), lengths
 
+    def average(self, texts: list[str], lang: str, max_tokens: int = 15) -> np.ndarray:
+        """``[N, dim]``: the mean word vector of each text's first ``max_tokens`` tokens (an untrained baseline)."""
+        ids, lengths = self.token_ids(texts, lang, max_tokens)
+        return self.vectors[ids].sum(axis=1) / lengths[:, None]
+
     def nearest(self, words: list[str], lang: str, k: int, among: list[str] | None = None) -> list[list[str]]:
         """The ``k`` nearest ``lang`` words (cosine) of each of ``words``, itself excluded; ``among`` restricts
         the candidates."""
