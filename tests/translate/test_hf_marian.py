@@ -58,6 +58,14 @@ def test_empty_inputs_are_reported_and_the_rest_translated(tiny_marian_dir):
     assert batch.failed == [0, 2] and all(batch.costs[i] for i in (1, 3))
 
 
+def test_an_input_longer_than_the_model_is_reported_not_cut_short(tiny_marian_dir):
+    with HFMarianTranslator(model_dir=str(tiny_marian_dir), max_new_tokens=8) as translator:
+        batch = translator.translate(["Tengo un perro.", "perro " * 600], "es", "en")
+    assert batch.failed == [1] and batch.translations[1] is None and batch.costs[1] is None
+    assert batch.errors[1].startswith("input of ") and batch.errors[1].endswith("longer than the model's 512")
+    assert batch.translations[0] and batch.costs[0]
+
+
 def test_nothing_touches_the_network(tiny_marian_dir, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError(f"network access attempted: {args!r:.200}")

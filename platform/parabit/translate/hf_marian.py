@@ -177,6 +177,12 @@ class HFMarianTranslator(Translator):
         errors: list[str | None] = [None if text else "empty input sentence" for text in texts]
         costs: list[list[float] | None] = [None] * len(texts)
         todo = [i for i, text in enumerate(texts) if text]
+        # Longer inputs would be cut to fit the model's positions: report them instead of translating a fragment.
+        limit = self.model.config.max_position_embeddings
+        for i, ids in zip(todo, self.tokenizer([texts[i] for i in todo])["input_ids"] if todo else []):
+            if len(ids) > limit:
+                errors[i] = f"input of {len(ids)} tokens is longer than the model's {limit}"
+        todo = [i for i in todo if errors[i] is None]
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start:start + self.batch_size]
             for i, (text, cost) in zip(chunk, self._generate([texts[i] for i in chunk])):
@@ -187,7 +193,7 @@ class HFMarianTranslator(Translator):
         """Translate ``texts`` in one ``generate`` call: (translation, per-token costs) per text."""
         import torch
 
-        inputs = self.tokenizer(texts, return_tensors="pt", padding=True, truncation=True).to(self.device)
+        inputs = self.tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
         with torch.inference_mode():
             out = self.model.generate(**inputs, generation_config=self.generation)
             log_probs = self.model.compute_transition_scores(out.sequences, out.logits,
