@@ -51,14 +51,17 @@ def wait_for_http(url: str, timeout: float, headers: dict | None = None) -> bool
     return False
 
 
-def submit_job(command: list[str], env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run a ``ray job submit`` command, retrying while the head's job agent is not up yet (Ray's own advice)."""
-    for _ in range(6):
+def submit_job(command: list[str], env: dict, timeout: float = 600,
+               agent_wait: float = 240) -> subprocess.CompletedProcess:
+    """Run a ``ray job submit`` command, retrying while the head's job agent is not up yet (Ray's own advice), for up
+    to ``agent_wait`` seconds: on a busy 2-core machine the agent has been seen to take over a minute."""
+    deadline = time.time() + agent_wait
+    while True:
         result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-        if result.returncode == 0 or "No available agent" not in result.stdout + result.stderr:
+        agent_missing = "No available agent" in result.stdout + result.stderr
+        if result.returncode == 0 or not agent_missing or time.time() > deadline:
             return result
         time.sleep(10)
-    return result
 
 
 def session_ray_env(**extra: str) -> dict[str, str]:

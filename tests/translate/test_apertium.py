@@ -62,7 +62,7 @@ def test_missing_mode_names_debian_packages():
 
 
 def test_unknown_engine_lists_engines():
-    with pytest.raises(TranslatorError, match=r"choose one of \['apertium', 'marian-pt'\]"):
+    with pytest.raises(TranslatorError, match=r"choose one of \['apertium', 'hf-marian', 'marian-pt'\]"):
         build_translator("babelfish")
 
 
