@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -51,6 +52,9 @@ def head_node(tmp_path):
     yield address, env
     os.killpg(head.pid, signal.SIGTERM)
     head.wait(timeout=60)
+    # The head's logs (job agent, dashboard, raylet) stay with the test's tmp_path, for a failure to be diagnosed.
+    shutil.copytree(Path(temp_dir) / "session_latest" / "logs", tmp_path / "head-logs", ignore_dangling_symlinks=True,
+                    dirs_exist_ok=True)
     shutil.rmtree(temp_dir, ignore_errors=True)
 
 
