@@ -91,8 +91,10 @@ def _mismatch(declared: Any, wanted: str) -> bool:
     return isinstance(declared, str) and declared in known and declared not in (wanted, ISO3.get(wanted))
 
 
-def check_direction(path: Path, src: str, tgt: str) -> None:
-    declared = model_languages(path)
+def check_direction(path: Path, src: str, tgt: str, declared: tuple[str | None, str | None] | None = None) -> None:
+    """Refuse ``src``-``tgt`` when the model declares other languages (``declared``: as read by
+    :func:`model_languages`, read from ``path`` when not given)."""
+    declared = declared if declared is not None else model_languages(path)
     if _mismatch(declared[0], src) or _mismatch(declared[1], tgt):
         raise TranslatorError(f"engine {ENGINE!r}: the model in {str(path)!r} translates {declared[0]}-{declared[1]} "
                               f"(tokenizer_config.json), not {src}-{tgt}; point model_dir at a {src}-{tgt} model")
@@ -134,6 +136,7 @@ class HFMarianTranslator(Translator):
         self.check_settings(dict(model_dir=model_dir, batch_size=batch_size, num_beams=num_beams,
                                  max_new_tokens=max_new_tokens, device=device))
         self.path = check_model_dir(model_dir)
+        self.languages = model_languages(self.path)  # read once, checked on every batch
         self.batch_size = batch_size
         transformers = _transformers()
         self.device = resolve_device(device)
@@ -171,29 +174,31 @@ class HFMarianTranslator(Translator):
         check_direction(path, src, tgt)
 
     def translate(self, sentences: Sequence[str], src: str, tgt: str) -> TranslationBatch:
-        check_direction(self.path, src, tgt)
+        check_direction(self.path, src, tgt, self.languages)
         texts = [normalise(sentence) for sentence in sentences]
         translations: list[str | None] = [None] * len(texts)
         errors: list[str | None] = [None if text else "empty input sentence" for text in texts]
         costs: list[list[float] | None] = [None] * len(texts)
         todo = [i for i, text in enumerate(texts) if text]
-        # Longer inputs would be cut to fit the model's positions: report them instead of translating a fragment.
+        # Tokenised once. Longer inputs would be cut to fit the model's positions: report them instead of translating
+        # a fragment.
+        token_ids = dict(zip(todo, self.tokenizer([texts[i] for i in todo])["input_ids"] if todo else []))
         limit = self.model.config.max_position_embeddings
-        for i, ids in zip(todo, self.tokenizer([texts[i] for i in todo])["input_ids"] if todo else []):
+        for i, ids in token_ids.items():
             if len(ids) > limit:
                 errors[i] = f"input of {len(ids)} tokens is longer than the model's {limit}"
         todo = [i for i in todo if errors[i] is None]
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start:start + self.batch_size]
-            for i, (text, cost) in zip(chunk, self._generate([texts[i] for i in chunk])):
+            for i, (text, cost) in zip(chunk, self._generate([token_ids[i] for i in chunk])):
                 translations[i], costs[i] = text, cost
         return TranslationBatch(translations, errors, costs)
 
-    def _generate(self, texts: list[str]) -> list[tuple[str, list[float]]]:
-        """Translate ``texts`` in one ``generate`` call: (translation, per-token costs) per text."""
+    def _generate(self, token_ids: list[list[int]]) -> list[tuple[str, list[float]]]:
+        """Translate tokenised sentences in one ``generate`` call: (translation, per-token costs) per sentence."""
         import torch
 
-        inputs = self.tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
+        inputs = self.tokenizer.pad({"input_ids": token_ids}, return_tensors="pt").to(self.device)
         with torch.inference_mode():
             out = self.model.generate(**inputs, generation_config=self.generation)
             log_probs = self.model.compute_transition_scores(out.sequences, out.logits,
