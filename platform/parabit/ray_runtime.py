@@ -26,6 +26,17 @@ LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
 # Variables a worker must see exactly as the driver does (data location, outputs, tracking store).
 FORWARDED_ENV = ("PARABIT_DATA", "PARABIT_OUTPUT", "MLFLOW_TRACKING_URI", "NLTK_DATA")
 
+# torch reads these once, at its first allocation, so a process must have them before it starts (workers get them
+# from the runtime environment; a benchmark sets them before importing torch). THP_MEM_ALLOC_ENABLE backs torch's
+# large CPU tensors with transparent huge pages: a step on a 2M-word table touches thousands of random rows, and
+# with 4 KiB pages nearly each is a TLB miss (costly in a VM). bench/bench_vocab_scaling.py measures it.
+TORCH_ENV_DEFAULTS = {"THP_MEM_ALLOC_ENABLE": "1"}
+
+
+def torch_env() -> dict[str, str]:
+    """:data:`TORCH_ENV_DEFAULTS`, each overridden by this process's own value (``THP_MEM_ALLOC_ENABLE=0`` opts out)."""
+    return {name: os.environ.get(name, default) for name, default in TORCH_ENV_DEFAULTS.items()}
+
 
 def init_ray(num_cpus: int | None = None) -> None:
     """Join ``RAY_ADDRESS`` if set, else start a local Ray; a no-op when Ray is already up in this process."""
@@ -33,12 +44,12 @@ def init_ray(num_cpus: int | None = None) -> None:
         return
     if os.environ.get("RAY_ADDRESS"):
         # On a cluster the job's runtime environment (declared once, at `ray job submit`) is the one in force;
-        # passing another here would replace it.
+        # passing another here would replace it. (The README shows TORCH_ENV_DEFAULTS in its submit command.)
         log.info("joining the Ray cluster at %s", os.environ["RAY_ADDRESS"])
         ray.init()
         return
     dashboard_port = _free_local_port()
-    env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    env_vars = torch_env() | {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     env_vars["RAY_API_SERVER_ADDRESS"] = f"http://127.0.0.1:{dashboard_port}"
     # address="local": always a new local Ray, never one named by a stale /tmp/ray/ray_current_cluster file.
     ray.init(

@@ -113,7 +113,7 @@ def test_two_node_training_job_then_stop_leaves_nothing_behind(ray_session, loca
     assert "model: models:/parabit-encoder-local-cluster/1" in submitted.stdout
 
     # Everything went to the cluster's MLflow server: run, tags, metrics, the registered model and its files.
-    client = MlflowClient(cluster.mlflow)
+    client = MlflowClient(cluster.mlflow, registry_uri=cluster.mlflow)
     versions = client.search_model_versions("name='parabit-encoder-local-cluster'")
     assert [v.version for v in versions] == ["1"]
     run = client.get_run(versions[0].run_id)

@@ -14,6 +14,7 @@ import yaml
 
 from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
+from parabit.ray_runtime import TORCH_ENV_DEFAULTS
 from parabit.training.config import TrainConfig
 
 INFRA = PROJECT_ROOT / "infra"
@@ -88,8 +89,11 @@ def test_local_cluster_scripts_never_stop_every_ray_on_the_machine():
 
 def test_runtime_env_declares_the_job_environment_as_placeholders():
     env = yaml.safe_load((INFRA / "runtime_env.yaml").read_text())
-    assert set(env["env_vars"]) == {"MLFLOW_TRACKING_URI", "PARABIT_DATA", "PARABIT_OUTPUT"}
-    assert all(value == f"${{{key}}}" for key, value in env["env_vars"].items())
+    placeholders = {"MLFLOW_TRACKING_URI", "PARABIT_DATA", "PARABIT_OUTPUT"}
+    assert set(env["env_vars"]) == placeholders | set(TORCH_ENV_DEFAULTS)
+    assert all(env["env_vars"][key] == f"${{{key}}}" for key in placeholders)
+    # torch's settings are literal values, the same a local Ray gives its workers
+    assert {key: env["env_vars"][key] for key in TORCH_ENV_DEFAULTS} == TORCH_ENV_DEFAULTS
     assert env["working_dir"] == "."
     assert {"outputs/", "mlruns/", "mlartifacts/", "mlflow.db"} <= set(env["excludes"])
     for module in env["py_modules"]:
@@ -154,6 +158,7 @@ def test_rayjob_runtime_env_has_the_keys_of_the_local_one_and_points_at_the_mlfl
     env = yaml.safe_load(RAYJOB["spec"]["runtimeEnvYAML"])["env_vars"]
     local = yaml.safe_load((INFRA / "runtime_env.yaml").read_text())["env_vars"]
     assert set(env) == set(local)
+    assert {key: env[key] for key in TORCH_ENV_DEFAULTS} == TORCH_ENV_DEFAULTS
     service = _one(MLFLOW, "Service", "mlflow")
     assert env["MLFLOW_TRACKING_URI"] == f"http://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}"
 

@@ -79,7 +79,7 @@ def test_train_job_submitted_to_a_head_node(head_node, tmp_path, small_config):
     assert "succeeded" in submitted.stdout
     assert "model: models:/parabit-encoder-submitted/1" in submitted.stdout
 
-    client = MlflowClient(store)
+    client = MlflowClient(store, registry_uri=store)  # not the registry an in-process test set globally
     versions = client.search_model_versions("name='parabit-encoder-submitted'")
     assert len(versions) == 1
     run = client.get_run(versions[0].run_id)

@@ -46,3 +46,16 @@ def test_a_killed_driver_resumes_with_the_same_command_and_continues_its_mlflow_
     # Resumed from the checkpoint, not started over: the epochs after the kill carry resumes >= 1.
     resumes = {m.step: m.value for m in client.get_metric_history(run_id, "resumes")}
     assert resumes[EPOCHS] >= 1 and resumes[1] == 0
+
+    # The same command once more, on the finished run: its last checkpoint is evaluated without training again, and
+    # nothing is logged or registered twice.
+    checkpoint_folders = sorted(checkpoints.glob("checkpoint_*"))
+    again = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"already trained for {EPOCHS} epochs" in again.stdout
+    assert "model: models:/parabit-driver-kill/1" in again.stdout
+    assert sorted(checkpoints.glob("checkpoint_*")) == checkpoint_folders
+    assert len(client.search_runs([experiment.experiment_id],
+                                  filter_string=f"tags.`parabit.run_name` = '{config.name}'")) == 1
+    steps = Counter(m.step for m in client.get_metric_history(run_id, "loss"))
+    assert set(steps.values()) == {1}, steps

@@ -74,6 +74,23 @@ def unlisted_checkpoints(run_directory: Path) -> list[str]:
             if folder.is_dir() and folder.name > newest_listed]
 
 
+def finished_checkpoint(run_directory: Path, epochs: int) -> ray.train.Checkpoint | None:
+    """The last checkpoint of a stored run that has already trained ``epochs`` epochs, or None.
+
+    Only a checkpoint Ray committed (the snapshot's latest) counts, and only when no newer folder awaits (a killed
+    driver's): then running the same command again can evaluate and register it without starting Ray Train, whose
+    worker group would only load the checkpoint and find nothing left to do (~20 s of the main job's second run).
+    """
+    snapshot = run_directory / RAY_SNAPSHOT_FILE
+    if not snapshot.is_file() or unlisted_checkpoints(run_directory):
+        return None
+    latest = json.loads(snapshot.read_text()).get("latest_checkpoint_result") or {}
+    if latest.get("metrics", {}).get("epoch", 0) < epochs:
+        return None
+    folder = run_directory / latest["checkpoint_dir_name"]
+    return ray.train.Checkpoint.from_directory(str(folder)) if (folder / CHECKPOINT_FILE).is_file() else None
+
+
 def restore(model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], loop_config: dict) -> dict | None:
     """On a resumed run, restore ``model``, ``optimizers`` and the torch RNG from the furthest checkpoint (Ray's, or
     an unlisted one the driver passed in ``loop_config``) and return its whole state; on a fresh start None."""

@@ -127,7 +127,8 @@ class ObjectiveConfig:
 class OptimConfig:
     """Optimiser, learning rate, batch size (pairs per worker) and epochs.
 
-    Sparse word tables get the sparse-aware variant of ``name``: SparseAdam for ``adam``, Adagrad and SGD as they are.
+    Sparse word tables get the sparse-aware variant of ``name``: ``RowSparseAdam`` (SparseAdam's update with less memory
+    traffic) for ``adam``, Adagrad and SGD as they are.
     ``amsgrad``: the AMSGrad variant of dense Adam (Chen et al. 2019); only with ``name: adam``.
     """
 

@@ -13,6 +13,7 @@ from parabit.objectives.regularization import L2Regularizer, L2ToInitRegularizer
 from parabit.text.glove import glove_rows_for
 from parabit.text.vocab import Vocabulary
 from parabit.training.config import ModelConfig, ObjectiveConfig, OptimConfig
+from parabit.training.row_sparse_adam import RowSparseAdam
 
 
 class PairModel(nn.Module):
@@ -85,7 +86,7 @@ def build_optimizers(model: nn.Module, config: OptimConfig) -> list[torch.optim.
     dense_params = [p for p in model.parameters() if id(p) not in sparse_ids and p.requires_grad]
     optimizers: list[torch.optim.Optimizer] = []
     dense_class = {"adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}[config.name]
-    sparse_class = {"adam": torch.optim.SparseAdam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}[config.name]
+    sparse_class = {"adam": RowSparseAdam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}[config.name]
     if sparse_params:
         optimizers.append(sparse_class(sparse_params, lr=config.lr))
     if dense_params:

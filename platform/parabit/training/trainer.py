@@ -3,7 +3,8 @@
 ``run_training(config)`` is what ``jobs/train.py`` calls. Re-running it with the same ``config.name`` resumes:
 Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last checkpoint (or from a newer
 one its record missed when the driver was killed: :mod:`parabit.training.checkpointing`), and the MLflow run
-recorded for that name is continued rather than duplicated.
+recorded for that name is continued rather than duplicated. A run that already finished all its epochs is not handed
+to Ray Train again: its last checkpoint is evaluated (and registered, if it was not yet).
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from parabit.tracking import RunTracker
 from parabit.tracking.evaluation import log_report
 from parabit.training.config import TrainConfig
 from parabit.training.data import PreparedData, prepare_training_data
-from parabit.training.checkpointing import EMBEDDER_DIR, UNLISTED_CHECKPOINTS_KEY, load_state, unlisted_checkpoints
+from parabit.training.checkpointing import (
+    EMBEDDER_DIR,
+    UNLISTED_CHECKPOINTS_KEY,
+    finished_checkpoint,
+    load_state,
+    unlisted_checkpoints,
+)
 from parabit.training.loop import train_loop_per_worker
 
 log = logging.getLogger(__name__)
@@ -231,13 +238,19 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     log_prepared_data(tracker, prepared)
 
     mark = time.perf_counter()
-    result = build_trainer(config, prepared, tracker).fit()
+    checkpoint = finished_checkpoint(storage_path(config) / config.name, config.optim.epochs)
+    if checkpoint is not None:
+        print(f"[{config.name}] already trained for {config.optim.epochs} epochs: evaluating its last checkpoint "
+              f"({checkpoint.path}) without training again", flush=True)
+    else:
+        result = build_trainer(config, prepared, tracker).fit()
+        if result.checkpoint is None:
+            raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
+        checkpoint = result.checkpoint
     seconds["train"] = time.perf_counter() - mark
-    if result.checkpoint is None:
-        raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
 
     mark = time.perf_counter()
-    embedder, history, report = evaluate_checkpoint(result.checkpoint, config.evaluation)
+    embedder, history, report = evaluate_checkpoint(checkpoint, config.evaluation)
     seconds["evaluate"] = time.perf_counter() - mark
     tracker.log_history(history)  # the epochs live logging missed (store down, worker killed), each once
     log_report(tracker, report, title=config.name)
@@ -249,7 +262,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     tracker.finish()
     remember_run(config, tracker)
-    return TrainingResult(config.name, tracker.run_id, model_uri, report, history, result.checkpoint.path, seconds)
+    return TrainingResult(config.name, tracker.run_id, model_uri, report, history, checkpoint.path, seconds)
 
 
 def log_prepared_data(tracker: RunTracker, prepared: PreparedData) -> None:
