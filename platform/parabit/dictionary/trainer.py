@@ -35,7 +35,7 @@ from parabit.dictionary.space import BilingualSpace
 from parabit.paths import output_root
 from parabit.ray_runtime import init_ray
 from parabit.training.checkpointing import load_checkpoint_state
-from parabit.training.trainer import build_trainer, open_tracker
+from parabit.training.trainer import build_trainer, open_tracker, train_or_reuse
 
 log = logging.getLogger(__name__)
 
@@ -134,11 +134,9 @@ def run_dictionary_training(config: DictionaryTrainConfig) -> DictionaryResult:
                                                        "parabit.bildrl.joint": str(config.joint.enabled)})
     tracker.log_dict(prepared.stats, "data/stats.json")
     mark = time.perf_counter()
-    result = build_dictionary_trainer(config, prepared).fit()
+    checkpoint = train_or_reuse(config, lambda: build_dictionary_trainer(config, prepared))
     seconds["train"] = time.perf_counter() - mark
-    if result.checkpoint is None:
-        raise RuntimeError(f"BilDRL run {config.name} finished without a checkpoint: {result.error}")
-    embedder, history = load_checkpoint(result.checkpoint, config, prepared.space)
+    embedder, history = load_checkpoint(checkpoint, config, prepared.space)
     for entry in history:
         tracker.log_metrics({k: v for k, v in entry.items() if k != "epoch"}, step=int(entry["epoch"]))
     mark = time.perf_counter()

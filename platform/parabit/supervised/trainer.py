@@ -25,7 +25,14 @@ from parabit.supervised.model import build_head, predict_pairs
 from parabit.tracking.evaluation import log_report
 from parabit.training.data import PreparedData
 from parabit.training.checkpointing import EMBEDDER_DIR, load_state
-from parabit.training.trainer import build_trainer, check_resources, log_prepared_data, open_tracker, register_model
+from parabit.training.trainer import (
+    build_trainer,
+    check_resources,
+    log_prepared_data,
+    open_tracker,
+    register_model,
+    train_or_reuse,
+)
 
 
 @dataclass
@@ -86,11 +93,9 @@ def run_siamese(config: SiameseConfig, *, parent_run_id: str | None = None) -> S
     log_prepared_data(tracker, prepared)
 
     mark = time.perf_counter()
-    result = build_siamese_trainer(config, prepared, tracker).fit()
+    checkpoint = train_or_reuse(config, lambda: build_siamese_trainer(config, prepared, tracker))
     seconds["train"] = time.perf_counter() - mark
-    if result.checkpoint is None:
-        raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
-    embedder, history, report = evaluate_siamese_checkpoint(result.checkpoint, config)
+    embedder, history, report = evaluate_siamese_checkpoint(checkpoint, config)
     log_report(tracker, report, title=config.name)
     best_epoch = max(history, key=lambda h: h["dev_score"])["epoch"]
     tracker.log_metrics({"best_epoch": best_epoch})
@@ -99,4 +104,4 @@ def run_siamese(config: SiameseConfig, *, parent_run_id: str | None = None) -> S
     tracker.log_metrics({f"time/{k}_seconds": v for k, v in seconds.items()})
     tracker.finish()
     return SiameseResult(config.name, tracker.run_id, model_uri, report, history, best_epoch,
-                         result.checkpoint.path, seconds)
+                         checkpoint.path, seconds)

@@ -56,20 +56,23 @@ def load_checkpoint_state(checkpoint: ray.train.Checkpoint) -> dict:
         return load_state(directory)
 
 
-def unlisted_checkpoints(run_directory: Path) -> list[str]:
+def _snapshot(run_directory: Path) -> dict:
+    """Ray's record of a stored run's committed checkpoints; empty when the run has none (or no folder yet)."""
+    snapshot = run_directory / RAY_SNAPSHOT_FILE
+    return json.loads(snapshot.read_text()) if snapshot.is_file() else {}
+
+
+def unlisted_checkpoints(run_directory: Path, snapshot: dict | None = None) -> list[str]:
     """Checkpoint folders of a stored run newer than every checkpoint Ray's snapshot lists, newest first.
 
     Ray names checkpoint folders ``checkpoint_<timestamp>``, so names order them in time. Empty for a new run and
-    for a run whose snapshot is up to date.
+    for a run whose snapshot is up to date. ``snapshot``: the run's, when the caller has already read it.
     """
     if not run_directory.is_dir():
         return []
-    listed: list[str] = []
-    snapshot = run_directory / RAY_SNAPSHOT_FILE
-    if snapshot.is_file():
-        results = json.loads(snapshot.read_text()).get("checkpoint_results", [])
-        listed = [result["checkpoint_dir_name"] for result in results]
-    newest_listed = max(listed, default="")
+    snapshot = _snapshot(run_directory) if snapshot is None else snapshot
+    newest_listed = max((result["checkpoint_dir_name"] for result in snapshot.get("checkpoint_results", [])),
+                        default="")
     return [str(folder) for folder in sorted(run_directory.glob("checkpoint_*"), reverse=True)
             if folder.is_dir() and folder.name > newest_listed]
 
@@ -81,11 +84,9 @@ def finished_checkpoint(run_directory: Path, epochs: int) -> ray.train.Checkpoin
     driver's): then running the same command again can evaluate and register it without starting Ray Train, whose
     worker group would only load the checkpoint and find nothing left to do (~20 s of the main job's second run).
     """
-    snapshot = run_directory / RAY_SNAPSHOT_FILE
-    if not snapshot.is_file() or unlisted_checkpoints(run_directory):
-        return None
-    latest = json.loads(snapshot.read_text()).get("latest_checkpoint_result") or {}
-    if latest.get("metrics", {}).get("epoch", 0) < epochs:
+    snapshot = _snapshot(run_directory)
+    latest = snapshot.get("latest_checkpoint_result") or {}
+    if latest.get("metrics", {}).get("epoch", 0) < epochs or unlisted_checkpoints(run_directory, snapshot):
         return None
     folder = run_directory / latest["checkpoint_dir_name"]
     return ray.train.Checkpoint.from_directory(str(folder)) if (folder / CHECKPOINT_FILE).is_file() else None

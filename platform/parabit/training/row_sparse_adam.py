@@ -81,5 +81,4 @@ class RowSparseAdam(torch.optim.Optimizer):
             else:
                 state["step"] = 0
                 state["moments"] = param.new_zeros((param.shape[0], 2, *param.shape[1:]))
-        state["step"] = int(state["step"])
         return state["moments"]

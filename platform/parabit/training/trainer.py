@@ -198,6 +198,22 @@ def build_trainer(
     )
 
 
+def train_or_reuse(config, make_trainer: Callable[[], TorchTrainer]) -> Checkpoint:
+    """The final checkpoint of the run ``config.name``: the stored one when the run has already trained all
+    ``config.optim.epochs`` (re-running a finished command), else the one ``make_trainer().fit()`` ends with.
+
+    Shared by the pair, Siamese and BilDRL runs (Tune trials are restored by Tune itself)."""
+    checkpoint = finished_checkpoint(storage_path(config) / config.name, config.optim.epochs)
+    if checkpoint is not None:
+        print(f"[{config.name}] already trained for {config.optim.epochs} epochs: evaluating its last checkpoint "
+              f"({checkpoint.path}) without training again", flush=True)
+        return checkpoint
+    result = make_trainer().fit()
+    if result.checkpoint is None:
+        raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
+    return result.checkpoint
+
+
 def training_dataset(prepared: PreparedData) -> ray.data.Dataset:
     """The prepared token ids as a Ray Dataset, split across workers by Ray Train (``get_dataset_shard``).
 
@@ -238,15 +254,7 @@ def run_training(config: TrainConfig, *, parent_run_id: str | None = None, tags:
     log_prepared_data(tracker, prepared)
 
     mark = time.perf_counter()
-    checkpoint = finished_checkpoint(storage_path(config) / config.name, config.optim.epochs)
-    if checkpoint is not None:
-        print(f"[{config.name}] already trained for {config.optim.epochs} epochs: evaluating its last checkpoint "
-              f"({checkpoint.path}) without training again", flush=True)
-    else:
-        result = build_trainer(config, prepared, tracker).fit()
-        if result.checkpoint is None:
-            raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
-        checkpoint = result.checkpoint
+    checkpoint = train_or_reuse(config, lambda: build_trainer(config, prepared, tracker))
     seconds["train"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
