@@ -37,9 +37,9 @@ from parabit.embedder import SentenceEmbedder
 from parabit.export.pyfunc import save_embedder_model
 from parabit.text.tokenize import TREEBANK_LIKE_PATTERN
 from parabit.text.vocab import PAD_ID, UNK_WORD
-from parabit.training.config import DataConfig, ModelConfig
-from parabit.training.data import prepare_training_data
-from parabit.training.model import build_encoder
+from parabit.pairs.config import DataConfig, ModelConfig
+from parabit.pairs.data import prepare_pairs
+from parabit.pairs.model import encoder_spec, initial_word_table
 
 MINILM_SECONDS = 244.0
 
@@ -80,9 +80,11 @@ def main() -> None:
 
     sentences = evaluation_sentences()
     distinct = list(dict.fromkeys(sentences))
-    prepared = prepare_training_data(DataConfig(condition="bilingual_sentences"))
+    prepared = prepare_pairs(DataConfig(condition="bilingual_sentences"))
     torch.manual_seed(0)
-    encoder, spec = build_encoder(ModelConfig(encoder="avg", dim=args.dim), prepared.vocab, sparse=False)
+    model_config = ModelConfig(encoder="avg", dim=args.dim)
+    spec = encoder_spec(model_config, len(prepared.vocab))
+    encoder = SentenceEmbedder.build_encoder(spec, initial_vectors=initial_word_table(model_config, prepared.vocab))
     embedder = SentenceEmbedder(encoder.eval(), spec, prepared.vocab, prepared.tokenizer, "en", prepared.max_tokens)
     folder = Path(tempfile.mkdtemp(prefix="bench-encoding-")) / "model"
     save_embedder_model(embedder, folder)

@@ -3,14 +3,14 @@
     .venv/bin/python bench/bench_train_overhead.py [--pairs 20000] [--epochs 3] [--repeats 2] [--no-two-workers]
 
 Both sides train AVG (dim 300, sparse word table, RowSparseAdam lr 0.001) with J_pa (margin 0.4, MAX in-batch negatives)
-on the same prepared token ids (``prepare_training_data``: the first ``--pairs`` of the shuffled en-es bitext), batch
+on the same prepared token ids (``prepare_pairs``: the first ``--pairs`` of the shuffled en-es bitext), batch
 100, for ``--epochs`` epochs:
 
 * ``plain``: one process, no Ray: a hand-written loop over the ids in memory (shuffle, trim each batch to its longest
   sentence, ``F.embedding_bag`` mean, cosine hinge against the hardest in-batch negative), with parabit's optimiser
   (``RowSparseAdam``) and torch settings (``TORCH_ENV_DEFAULTS``) as the Ray workers have them, so the ratio measures
   Ray Train and parabit's loop, not the optimiser;
-* ``ray train, 1 worker``: ``parabit.training.trainer.run_training`` (what ``jobs/train.py`` runs: TorchTrainer,
+* ``ray train, 1 worker``: ``parabit.training.driver.run_training`` (what ``jobs/train.py`` runs: TorchTrainer,
   the dataset via ``ray.data.from_arrow`` and ``get_dataset_shard``, per-epoch dev evaluation, checkpoints),
   with ``scaling.num_workers=1``.
 
@@ -42,11 +42,13 @@ import torch.nn.functional as F  # noqa: E402
 from _common import machine_line, median, table, write_section  # noqa: E402
 
 from parabit.evaluation.config import EvaluationConfig  # noqa: E402
-from parabit.training.config import (DataConfig, ModelConfig, ObjectiveConfig, OptimConfig,  # noqa: E402
-                                     ScalingConfig, TrackingConfig, TrainConfig)
-from parabit.training.data import arrow_to_tensors, prepare_training_data  # noqa: E402
+from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig  # noqa: E402
+from parabit.pairs.data import prepare_pairs  # noqa: E402
+from parabit.pairs.recipe import PairsRecipe  # noqa: E402
+from parabit.training.config import OptimConfig, ScalingConfig, TrackingConfig  # noqa: E402
+from parabit.training.driver import run_training  # noqa: E402
+from parabit.training.prepared import arrow_to_tensors  # noqa: E402
 from parabit.training.row_sparse_adam import RowSparseAdam  # noqa: E402
-from parabit.training.trainer import run_training  # noqa: E402
 
 DIM, LR, MARGIN, BATCH = 300, 0.001, 0.4, 100
 
@@ -90,8 +92,8 @@ def plain_loop(ids: dict[str, torch.Tensor], vocab_size: int, epochs: int, seed:
     return throughput
 
 
-def ray_config(name: str, pairs: int, epochs: int, workers: int, cpus: float) -> TrainConfig:
-    return TrainConfig(
+def ray_config(name: str, pairs: int, epochs: int, workers: int, cpus: float) -> PairsConfig:
+    return PairsConfig(
         name=name,
         data=DataConfig(condition="bilingual_sentences", max_pairs=pairs),
         model=ModelConfig(encoder="avg", dim=DIM),
@@ -112,17 +114,18 @@ def main() -> None:
     parser.add_argument("--no-two-workers", dest="two_workers", action="store_false")
     args = parser.parse_args()
 
-    prepared = prepare_training_data(ray_config("x", args.pairs, 1, 1, 1.0).data)
+    prepared = prepare_pairs(ray_config("x", args.pairs, 1, 1, 1.0).data)
     ids = {k: torch.from_numpy(v) for k, v in arrow_to_tensors(pq.read_table(prepared.pairs_path)).items()}
     plain, ray_runs = [], []
     for repeat in range(args.repeats):
         plain.append(plain_loop(ids, len(prepared.vocab), args.epochs, seed=repeat))
         print(f"plain repeat {repeat}: {[round(x) for x in plain[-1]]} pairs/s", flush=True)
-        result = run_training(ray_config(f"bench-1w-{repeat}", args.pairs, args.epochs, 1, 1.0))
+        result = run_training(PairsRecipe(ray_config(f"bench-1w-{repeat}", args.pairs, args.epochs, 1, 1.0)))
         ray_runs.append(result)
         print(f"ray repeat {repeat}: {[round(h['pairs_per_second']) for h in result.history]} pairs/s, "
               f"seconds {result.seconds}", flush=True)
-    two = (run_training(ray_config("bench-2w", args.pairs, args.epochs, 2, 0.5)) if args.two_workers else None)
+    two = (run_training(PairsRecipe(ray_config("bench-2w", args.pairs, args.epochs, 2, 0.5)))
+           if args.two_workers else None)
 
     plain_steady = median([x for run in plain for x in run[1:]])
     ray_steady = median([h["pairs_per_second"] for run in ray_runs for h in run.history[1:]])

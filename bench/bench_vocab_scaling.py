@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_vocab_scaling.py [--small 20000] [--large 2000000] [--dim 300] [--steps 5] [--repeats 200]
         [--ids uniform|zipf] [--optimizers sparseadam adam adagrad]
 
-One training step of parabit's own model and loop pieces (``PairModel`` over ``AvgEncoder`` with a sparse word table,
-``PairObjective`` J_pa with MAX negatives, ``build_optimizers``, the loop's shuffled and trimmed ``_batches``):
+One training step of parabit's own pair model (``PairModule``: ``AvgEncoder`` with a sparse word table, J_pa with MAX
+negatives), optimisers (``build_optimizers``) and the kernel's shuffled, trimmed batches (``shuffled_batches``):
 forward, loss, ``zero_grad``, backward, optimiser step. Batches have the shapes of the real prepared en-es pairs
 (their lengths; batch 100, dim ``--dim``) with word ids drawn from the vocabulary, so both sizes touch about the
 same number of rows per step: ``uniform`` (the worst case: every row equally likely, so at 2M nearly every touched row
@@ -34,11 +34,15 @@ import pyarrow.parquet as pq  # noqa: E402
 import torch  # noqa: E402
 from _common import machine_line, median, table, write_section  # noqa: E402
 
-from parabit.training.config import DataConfig, ObjectiveConfig, OptimConfig  # noqa: E402
-from parabit.training.data import arrow_to_tensors, prepare_training_data
-from parabit.training.loop import _batches
-from parabit.training.model import PairModel, PairObjective, build_optimizers
-from parabit.encoders import build_encoder
+from parabit.encoders import build_encoder  # noqa: E402
+from parabit.pairs.config import DataConfig, ObjectiveConfig  # noqa: E402
+from parabit.pairs.data import prepare_pairs  # noqa: E402
+from parabit.pairs.model import PairModule  # noqa: E402
+from parabit.training.batches import shuffled_batches  # noqa: E402
+from parabit.training.config import OptimConfig  # noqa: E402
+from parabit.training.optimizers import build_optimizers  # noqa: E402
+from parabit.training.prepared import arrow_to_tensors  # noqa: E402
+from parabit.training.recipe import Step  # noqa: E402
 
 BATCH = 100
 
@@ -61,9 +65,9 @@ class Subject:
         for side in ("a", "b"):  # real sentence lengths, word ids spread over the whole vocabulary
             data[f"ids_{side}"] = draw_ids(ids, vocab_size, data[f"ids_{side}"].shape, generator)
         self.data = data
-        self.encoder = build_encoder("avg", vocab_size, dim, sparse=True)
-        self.model = PairModel(self.encoder)
-        self.objective = PairObjective(ObjectiveConfig(name="jpa", margin=0.4, sampling="max"))
+        spec = {"encoder": "avg", "vocab_size": vocab_size, "dim": dim, "options": {}}
+        self.model = PairModule(build_encoder("avg", vocab_size, dim, sparse=True), spec,
+                                ObjectiveConfig(name="jpa", margin=0.4, sampling="max"))
         if optimizer == "sparseadam":  # the baseline: torch's own, as parabit used before RowSparseAdam
             self.optimizers = [torch.optim.SparseAdam(self.model.parameters(), lr=OptimConfig().lr)]
         else:
@@ -73,15 +77,13 @@ class Subject:
 
     def _stream(self):
         while True:
-            yield from _batches(self.data, BATCH, self.generator)
+            yield from shuffled_batches(self.data, BATCH, self.generator)
 
     def steps(self, count: int) -> tuple[float, float]:
         """Wall and CPU seconds per step, averaged over ``count`` steps (CPU time: less disturbed by other load)."""
         started, cpu_started = time.perf_counter(), time.process_time()
         for _ in range(count):
-            batch = next(self.stream)
-            g1, g2 = self.model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
-            loss = self.objective(g1, g2, batch, self.encoder.embedding.weight, self.generator)
+            loss = self.model(next(self.stream), Step(self.generator, {}, 1, 1))
             for optimizer in self.optimizers:
                 optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -118,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # as in a 1-CPU Ray Train worker; and the CPU clock then counts no spinning threads
 
-    prepared = prepare_training_data(DataConfig(condition="bilingual_sentences", max_pairs=50_000))
+    prepared = prepare_pairs(DataConfig(condition="bilingual_sentences", max_pairs=50_000))
     data = {k: torch.from_numpy(v) for k, v in arrow_to_tensors(pq.read_table(prepared.pairs_path)).items()}
     rows = []
     for optimizer in args.optimizers:

@@ -1,11 +1,12 @@
 """The main job: bitext → back-translation → filtering → training → evaluation → registered model.
 
-``python jobs/main.py`` runs it on the embedded defaults (a Tatoeba slice, Apertium, AVG + J_pa); see ``--help``.
+The same as ``parabit main``; this file is what ``ray job submit -- python jobs/main.py ...`` runs.
 """
 
 import sys
 
-from parabit.cli import main_job
+from parabit.cli import run_command
+from pipelines.commands import main_job
 
 if __name__ == "__main__":
-    sys.exit(main_job())
+    sys.exit(run_command(main_job))

@@ -1,12 +1,12 @@
 """Build bilingual phrase pairs and pivot paraphrases: ``python jobs/phrases.py --config jobs/configs/phrases_en_es.yaml``.
 
-``--set key.path=value`` overrides a config value (repeatable). Re-running with the same config resumes: complete
-stages are skipped. Works the same under ``ray job submit``.
+The same as ``parabit phrases``; this file is what ``ray job submit -- python jobs/phrases.py ...`` runs.
 """
 
 import sys
 
-from parabit.elgohary.cli import phrases_main
+from parabit.cli import run_command
+from pipelines.commands import phrases
 
 if __name__ == "__main__":
-    sys.exit(phrases_main())
+    sys.exit(run_command(phrases))

@@ -1,11 +1,12 @@
-"""Train a sentence encoder on Ray Train: ``python jobs/train.py --config jobs/configs/bilingual_sentences.yaml``.
+"""Train encoders of any recipe on Ray Train: ``python jobs/train.py --config jobs/configs/bilingual_sentences.yaml``.
 
-Works the same locally and under ``ray job submit --working-dir . -- python jobs/train.py ...``.
+The same as ``parabit train``; this file is what ``ray job submit -- python jobs/train.py ...`` runs.
 """
 
 import sys
 
-from parabit.cli import train_main
+from parabit.cli import run_command
+from parabit.cli.training import train
 
 if __name__ == "__main__":
-    sys.exit(train_main())
+    sys.exit(run_command(train))

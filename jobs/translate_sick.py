@@ -1,9 +1,12 @@
-"""Translate SICK with the pipeline's translator, once: ``python jobs/translate_sick.py --config
-jobs/configs/siamese/sick_es.yaml``."""
+"""Translate SICK with the pipeline's translator, once: ``python jobs/translate_sick.py``.
+
+The same as ``parabit translate-sick``; this file is what ``ray job submit -- python jobs/translate_sick.py ...`` runs.
+"""
 
 import sys
 
-from parabit.supervised.cli import translate_sick_main
+from parabit.cli import run_command
+from parabit.cli.data import translate_sick
 
 if __name__ == "__main__":
-    sys.exit(translate_sick_main())
+    sys.exit(run_command(translate_sick))

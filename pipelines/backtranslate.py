@@ -1,7 +1,7 @@
 """Paraphrase pairs by back-translation (Wieting, Mallinson & Gimpel 2017): ingest → back-translate → score →
 select → stats.
 
-Run it with ``python jobs/backtranslate.py --config jobs/configs/backtranslate_slice.yaml``. The training pairs end
+Run it with ``parabit backtranslate --config jobs/configs/backtranslate_slice.yaml``. The training pairs end
 up in ``<output_dir>/select/data/pairs.parquet`` (columns ``text_a``, ``text_b``, ``lang_a``, ``lang_b``, scores,
 provenance); the MLflow run's tag ``parabit.pipeline_output`` points at that file. Changing only thresholds or the
 sample re-runs only the selection.

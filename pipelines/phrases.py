@@ -1,6 +1,6 @@
 """Bilingual phrase pairs and pivot paraphrases: ingest → align → phrase_table → pivot.
 
-Run it with ``python jobs/phrases.py --config jobs/configs/phrases_en_es.yaml``. The phrase table ends up in
+Run it with ``parabit phrases --config jobs/configs/phrases_en_es.yaml``. The phrase table ends up in
 ``<output_dir>/phrase_table/data/`` (columns ``en``, ``foreign``, ``count``, ``count_en``, ``count_foreign``,
 ``p_en_given_foreign``, ``p_foreign_given_en``, ``lang``) and the paraphrases in ``<output_dir>/pivot/data/``
 (``phrase``, ``paraphrase``, ``score``, ``pivots``); train on them with ``data: {condition: bilingual_phrases, path:

@@ -34,7 +34,7 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def write_config(config, path: Path) -> Path:
-    """A TrainConfig as the YAML file a job is given (tuples become lists)."""
+    """A training config as the YAML file a job is given (tuples become lists)."""
     path.write_text(yaml.safe_dump(json.loads(json.dumps(to_dict(config)))))
     return path
 

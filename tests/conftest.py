@@ -10,7 +10,8 @@ import pytest
 
 from parabit.data.bitext import read_tatoeba
 from parabit.evaluation.config import EvaluationConfig
-from parabit.training.config import DataConfig, ModelConfig, ObjectiveConfig, OptimConfig, ScalingConfig, TrainConfig
+from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
+from parabit.training.config import OptimConfig, ScalingConfig
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -72,8 +73,8 @@ def tiny_marian_dir(tmp_path_factory):
 def small_config(tatoeba_slice, outputs, request):
     """A fast AVG + J_bi config on the slice; the run name is the test's name, so runs never collide."""
 
-    def make(**changes) -> TrainConfig:
-        config = TrainConfig(
+    def make(**changes) -> PairsConfig:
+        config = PairsConfig(
             name=request.node.name.replace("[", "-").replace("]", ""),
             data=DataConfig(condition="pairs_parquet", path=str(tatoeba_slice), max_tokens=30),
             model=ModelConfig(encoder="avg", dim=64),

@@ -24,8 +24,8 @@ from parabit.paths import PROJECT_ROOT
 from parabit.pipeline.config import SourceConfig
 from parabit.pipeline.ingest import ingest
 from parabit.pipeline.stage import REJECTS, read_parquet_dir, run_stage
-from parabit.training.config import TrainConfig
-from parabit.training.trainer import check_data_path
+from parabit.pairs.config import PairsConfig
+from parabit.pairs.recipe import PairsRecipe
 from parabit.tuning.space import load_space
 
 BAD = Path(__file__).parent / "data" / "bad"
@@ -97,7 +97,7 @@ def check_ingest_error(tmp_path: Path, source: SourceConfig, *fragments: str) ->
 
 def check_config(name: str, *fragments: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        load_config(TrainConfig, BAD / name)
+        load_config(PairsConfig, BAD / name)
     for fragment in (name, *fragments):
         assert fragment in str(raised.value)
 
@@ -110,9 +110,9 @@ def check_space(name: str, *fragments: str) -> None:
 
 
 def check_missing_data_path() -> None:
-    config = load_config(TrainConfig, BAD / "config_missing_data_path.yaml")  # may be made later (jobs/main.py)
+    config = load_config(PairsConfig, BAD / "config_missing_data_path.yaml")  # may be made later (jobs/main.py)
     with pytest.raises(DataFormatError, match="/nonexistent/parabit/pairs.parquet: data.path does not exist"):
-        check_data_path(config)
+        PairsRecipe(config).check_inputs()
 
 
 def check_cli(command: list[str], *fragments: str) -> None:
@@ -151,21 +151,21 @@ CASES: dict[str, Callable[[Path], None]] = {
     "ingest: missing file": lambda tmp: check_ingest_error(
         tmp, SourceConfig(format="tatoeba", path=str(tmp / "nowhere.tsv")), "nowhere.tsv: file does not exist"),
     # configs and search spaces
-    "config: unknown key": lambda _: check_config("config_unknown_key.yaml", "unknown key(s) ['unknown_key']"),
-    "config: wrong type": lambda _: check_config("config_wrong_type.yaml", "optim.lr: expected a number, got 'fast'"),
-    "config: negative k": lambda _: check_config("config_negative_k.yaml", "objective.negatives must be positive"),
+    "config: unknown key": lambda _: check_config("config_unknown_key.yaml", "unknown key 'unknown_key'"),
+    "config: wrong type": lambda _: check_config("config_wrong_type.yaml", "optim.lr: Input should be a valid number, unable to parse string as a number (got 'fast')"),
+    "config: negative k": lambda _: check_config("config_negative_k.yaml", "objective.negatives: Input should be greater than 0 (got -5)"),
     "config: missing data path": lambda _: check_missing_data_path(),
     "space: unknown parameter": lambda _: check_space("space_unknown_parameter.yaml", "unknown parameter 'objective.margn'"),
     # the command-line jobs
     "CLI train: unknown key": lambda _: check_cli(
-        ["jobs/train.py", "--config", str(BAD / "config_unknown_key.yaml")], "unknown key(s) ['unknown_key']"),
+        ["jobs/train.py", "--config", str(BAD / "config_unknown_key.yaml")], "unknown key 'unknown_key'"),
     "CLI train: missing data path": lambda _: check_cli(
         ["jobs/train.py", "--config", str(BAD / "config_missing_data_path.yaml")], "data.path does not exist"),
     "CLI sweep: unknown parameter": lambda _: check_cli(
         ["tuning/sweep.py", "--space", str(BAD / "space_unknown_parameter.yaml")], "unknown parameter 'objective.margn'"),
     "CLI backtranslate: wrong type": lambda _: check_cli(
         ["jobs/backtranslate.py", "--config", "jobs/configs/backtranslate_slice.yaml", "--set", "translation.actors=many"],
-        "translation.actors: expected a whole number, got 'many'"),
+        "translation.actors: Input should be a valid integer, unable to parse string as an integer (got 'many')"),
 }
 
 

@@ -1,12 +1,12 @@
 """Launch a Ray Tune sweep: ``python tuning/sweep.py --space tuning/spaces/jbi_elgohary.yaml``.
 
-Re-running the same command after an interruption resumes the sweep. Works the same through
-``ray job submit --working-dir . -- python tuning/sweep.py --space ...``.
+The same as ``parabit sweep``; re-running the same command after an interruption resumes the sweep.
 """
 
 import sys
 
-from parabit.cli import sweep_main
+from parabit.cli import run_command
+from parabit.cli.training import sweep
 
 if __name__ == "__main__":
-    sys.exit(sweep_main())
+    sys.exit(run_command(sweep))

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from parabit.dictionary.config import DictionaryBuildConfig, DictionaryModelConfig, DictionaryTrainConfig
+from parabit.dictionary.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig
 from parabit.training.config import OptimConfig
 
 
 def test_defaults_are_the_papers_optimiser():
-    config = DictionaryTrainConfig()
+    config = BilDRLConfig()
     assert (config.optim.name, config.optim.amsgrad, config.optim.lr, config.optim.batch_size) == \
            ("adam", True, 5e-4, 64)
     assert (config.model.hidden, config.model.max_tokens) == (200, 15)
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda: DictionaryTrainConfig(directions=("fr-en", "en-es")), "different spaces"),
-    (lambda: DictionaryTrainConfig(directions=("de-en",)), "unknown"),
-    (lambda: DictionaryModelConfig(encoder="lstm"), "choose one of"),
+    (lambda: BilDRLConfig(directions=("fr-en", "en-es")), "different spaces"),
+    (lambda: BilDRLConfig(directions=("de-en",)), "Input should be 'fr-en', 'en-es' or 'es-en'"),
+    (lambda: DictionaryModelConfig(encoder="lstm"), "Input should be 'bow', 'cnn', 'gru' or 'att'"),
     (lambda: DictionaryBuildConfig(paraphrase_split=(0.7, 0.2, 0.2)), "summing to 1"),
     (lambda: OptimConfig(name="sgd", amsgrad=True), "variant of Adam"),
 ])

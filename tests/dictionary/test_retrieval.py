@@ -37,7 +37,7 @@ def test_empty_or_zero_based_ranks_are_refused():
 
 
 def test_cosine_ranking_is_euclidean_ranking_of_unit_vectors():
-    from parabit.dictionary.trainer import unit_rows
+    from parabit.dictionary.space import unit_rows
 
     candidates = np.array([[10.0, 0.0], [0.5, 0.5], [0.0, 3.0]])
     query = np.array([[1.0, 1.2]])

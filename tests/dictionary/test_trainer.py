@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from parabit.dictionary.build import build_dictionaries
-from parabit.dictionary.config import (
-    DictionaryBuildConfig,
-    DictionaryModelConfig,
-    DictionaryTrainConfig,
-    JointConfig,
-)
+from parabit.dictionary.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig, JointConfig
+from parabit.dictionary.recipe import BilDRLRecipe
 from parabit.dictionary.tables import load_records, table3, table4
-from parabit.dictionary.trainer import results_path, run_dictionary_training
 from parabit.training.config import OptimConfig
+from parabit.training.driver import run_training
 
 from .conftest import save_space
 
@@ -26,23 +20,25 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
     build_dictionaries(DictionaryBuildConfig(test_words=2, paraphrase_concepts=50, neighbours=3,
                                              paraphrase_split=(0.5, 0.25, 0.25), output_dir=str(data)),
                        inputs=tiny_inputs, spaces=tiny_spaces, directions=("en-es", "es-en"))
-    config = DictionaryTrainConfig(
+    config = BilDRLConfig(
         name="bildrl-tiny-joint", directions=("en-es", "es-en"), data_dir=str(data),
         space=save_space(tiny_spaces["es"], tmp_path / "space"),
         model=DictionaryModelConfig(encoder="att", hidden=16, max_tokens=15),
         joint=JointConfig(enabled=True, bitext_pairs=200),
         optim=OptimConfig(name="adam", amsgrad=True, lr=5e-3, batch_size=4, epochs=2),
         storage_path=str(outputs / "ray_results"))
-    result = run_dictionary_training(config)
+    result = run_training(BilDRLRecipe(config))
+    scores = {s.benchmark: {} for s in result.report.scores}
+    for score in result.report.scores:
+        scores[score.benchmark][score.metric] = score.value
 
     assert [entry["epoch"] for entry in result.history] == [1, 2]
     assert all(entry["skipgram_loss"] > 0 and entry["alignment_loss"] >= 0 for entry in result.history)
     for direction in ("en-es", "es-en"):
-        scores = result.scores[direction]
-        assert scores["test_cases"] == 2
-        assert 0.0 <= scores["p_at_1"] <= scores["p_at_10"] <= 1.0 and 0.0 < scores["mrr"] <= 1.0
-    assert 0.0 <= result.scores["paraphrase-en-es"]["accuracy"] <= 1.0
-    record = json.loads(results_path(config.name).read_text())
-    assert record["mlflow_run_id"] == result.mlflow_run_id and record["joint"] is True
-    records = load_records(results_path(config.name).parent)
+        assert scores[direction]["test_cases"] == 2
+        assert 0.0 <= scores[direction]["p_at_1"] <= scores[direction]["p_at_10"] <= 1.0
+        assert 0.0 < scores[direction]["mrr"] <= 1.0
+    assert 0.0 <= scores["paraphrase-en-es"]["accuracy"] <= 1.0
+    records = [r for r in load_records() if r["mlflow_run_id"] == result.mlflow_run_id]
+    assert len(records) == 1 and records[0]["joint"] is True and records[0]["scores"] == scores
     assert "| ATT-joint |" in table3(records) and "BilDRL-ATT-joint" in table4(records)

@@ -9,7 +9,8 @@ import pytest
 from parabit.config import ConfigError, load_config
 from parabit.elgohary.analyses import undertrained_ratio
 from parabit.elgohary.paper import ROWS, TABLE3, paper_value
-from parabit.elgohary.reproduce import ReproductionConfig, markdown, phrase_data_paths, table3, train_config
+from parabit.elgohary.config import ReproductionConfig, phrase_data_paths, train_config
+from parabit.elgohary.reproduce import markdown, table3
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.paths import PROJECT_ROOT
 from parabit.phrases import PhrasesConfig
@@ -44,7 +45,7 @@ def test_training_configs_of_the_cells():
     jpa = train_config(config, "pivot_paraphrases", "jpa", paths, "-x", drop_bigrams_of=["sick"])
     assert (jpa.name, jpa.objective.distance, jpa.data.drop_bigrams_of) == (
         "elgohary-pivot_paraphrases-jpa-x", "cosine", ("sick",))
-    with pytest.raises(ConfigError, match="conditions entry"):
+    with pytest.raises(ConfigError, match=r"conditions\[0\]: Input should be"):
         load_config(ReproductionConfig, PROJECT_ROOT / "jobs/configs/elgohary.yaml", {"conditions": ["pairs_parquet"]})
 
 

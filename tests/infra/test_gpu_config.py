@@ -4,15 +4,16 @@ import pytest
 
 from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
-from parabit.training.config import TrainConfig
-from parabit.training.trainer import run_training
+from parabit.pairs.config import PairsConfig
+from parabit.pairs.recipe import PairsRecipe
+from parabit.training.driver import run_training
 
 GPU_CONFIG = PROJECT_ROOT / "jobs" / "configs" / "bilingual_sentences_gpu.yaml"
 
 
 def test_gpu_config_loads_with_one_worker_per_gpu_and_mixed_precision():
-    config = load_config(TrainConfig, GPU_CONFIG)
-    main = load_config(TrainConfig, PROJECT_ROOT / "jobs" / "configs" / "bilingual_sentences.yaml")
+    config = load_config(PairsConfig, GPU_CONFIG)
+    main = load_config(PairsConfig, PROJECT_ROOT / "jobs" / "configs" / "bilingual_sentences.yaml")
     assert config.scaling.use_gpu and config.scaling.mixed_precision
     assert config.scaling.num_workers >= 2
     # the same experiment as the main job, only placed on GPUs
@@ -21,8 +22,8 @@ def test_gpu_config_loads_with_one_worker_per_gpu_and_mixed_precision():
 
 
 def test_gpu_scaling_on_a_cluster_without_gpus_fails_before_training(ray_session, small_config):
-    scaling = load_config(TrainConfig, GPU_CONFIG).scaling
+    scaling = load_config(PairsConfig, GPU_CONFIG).scaling
     assert ray_session.cluster_resources().get("GPU", 0) == 0, "this test needs a Ray without GPUs"
     with pytest.raises(ValueError, match=rf"scaling.use_gpu asks for {scaling.num_workers} GPU worker\(s\) but "
                                          r"the Ray cluster has 0 GPU\(s\)"):
-        run_training(small_config(scaling=scaling))
+        run_training(PairsRecipe(small_config(scaling=scaling)))

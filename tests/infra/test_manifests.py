@@ -15,7 +15,7 @@ import yaml
 from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
 from parabit.ray_runtime import TORCH_ENV_DEFAULTS
-from parabit.training.config import TrainConfig
+from parabit.pairs.config import PairsConfig
 
 INFRA = PROJECT_ROOT / "infra"
 YAML_FILES = sorted(INFRA.rglob("*.yaml"))
@@ -150,7 +150,7 @@ def test_rayjob_runs_a_shipped_entry_point_with_a_config_that_loads():
     words = shlex.split(spec["entrypoint"])
     assert words[0] == "python" and (PROJECT_ROOT / words[1]).is_file(), words
     config_path = PROJECT_ROOT / words[words.index("--config") + 1]
-    config = load_config(TrainConfig, config_path)
+    config = load_config(PairsConfig, config_path)
     assert config.scaling.use_gpu  # the GPU cluster runs the GPU config
 
 

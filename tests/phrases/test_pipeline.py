@@ -8,10 +8,10 @@ import pytest
 from parabit.config import from_dict
 from parabit.phrases import PhrasesConfig
 from parabit.phrases.report import summary
-from parabit.pipeline import load_pipeline
+import pipelines.phrases
 from parabit.pipeline.stage import MANIFEST
-from parabit.training.config import DataConfig
-from parabit.training.data import load_text_pairs
+from parabit.pairs.config import DataConfig
+from parabit.pairs.data import load_text_pairs
 
 
 @pytest.mark.slow
@@ -22,7 +22,7 @@ def test_pipeline_builds_phrases_and_paraphrases_exactly_once(ray_session, tmp_p
         "align": {"shard_size": 400, "n_samplers": 1}, "phrase_table": {"max_length": 5, "batch_size": 200},
         "pivot": {"min_score": 0.0},
     })
-    stages = load_pipeline("phrases").run(config).stages
+    stages = pipelines.phrases.run(config).stages
     align, table, pivot = stages["align"], stages["phrase_table"], stages["pivot"]
     assert align.rows_in == align.rows_out + align.rows_rejected == 800
     assert table.rows_in == table.rows_out + table.rows_rejected and table.rows_out > 100
@@ -44,7 +44,7 @@ def test_pipeline_builds_phrases_and_paraphrases_exactly_once(ray_session, tmp_p
 
     # a re-run skips every stage (same manifests), and training reads both outputs
     manifests = {name: (stage.path / MANIFEST).read_text() for name, stage in stages.items()}
-    again = load_pipeline("phrases").run(config).stages
+    again = pipelines.phrases.run(config).stages
     assert {name: (stage.path / MANIFEST).read_text() for name, stage in again.items()} == manifests
     assert load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(table.data))).lang_b == "es"
     assert len(load_text_pairs(DataConfig(condition="pivot_paraphrases", path=str(pivot.data))).text_a) == \

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import runpy
-
 import pytest
 import yaml
 
+from parabit.cli import run_command
 from parabit.config import ConfigError, load_config
 from parabit.paths import PROJECT_ROOT
 from parabit.pipeline import PipelineConfig
@@ -29,8 +28,8 @@ def test_shipped_configs_load(path):
     ({"translation": {"engine": "babelfish"}}, r"unknown translation engine 'babelfish'"),
     ({"translation": {"options": {"mode": "spa-xyz"}}}, r"cannot translate es->en; use mode 'spa-eng'"),
     ({"translation": {"options": {"mode": "fra-eng"}, "direction": "fr-en"}}, r"apertium-eng-spa"),
-    ({"sources": [{"format": "csv", "path": "x.csv"}]}, r"source format 'csv' is unknown"),
-    ({"select": {"sample_size": 0}}, r"select.sample_size must be positive"),
+    ({"sources": [{"format": "csv", "path": "x.csv"}]}, r"sources\[0\].format: Input should be 'tatoeba'"),
+    ({"select": {"sample_size": 0}}, r"select.sample_size: Input should be greater than 0 \(got 0\)"),
 ])
 def test_bad_config_fails_at_load(tmp_path, section, message):
     path = tmp_path / "bad.yaml"
@@ -40,8 +39,7 @@ def test_bad_config_fails_at_load(tmp_path, section, message):
 
 
 def test_bad_config_stops_the_job_before_it_starts(tmp_path, capsys):
-    job = runpy.run_path(str(PROJECT_ROOT / "jobs" / "backtranslate.py"), run_name="backtranslate_job")
     path = tmp_path / "bad.yaml"
     path.write_text("score: {filters: [{name: perplexity}]}\n")
-    assert job["main"](["--config", str(path)]) == 2
+    assert run_command(argv=["backtranslate", "--config", str(path)]) == 2
     assert "unknown filter 'perplexity'" in capsys.readouterr().err

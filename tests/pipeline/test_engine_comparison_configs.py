@@ -2,13 +2,13 @@
 
 from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
-from parabit.training.config import TrainConfig
+from parabit.pairs.config import PairsConfig
 
 FOLDER = PROJECT_ROOT / "jobs" / "configs" / "engine_comparison"
 
 
 def test_both_engines_train_the_same_model_on_their_own_pairs():
-    configs = {engine: load_config(TrainConfig, FOLDER / f"train_{engine}.yaml") for engine in ("apertium", "marian")}
+    configs = {engine: load_config(PairsConfig, FOLDER / f"train_{engine}.yaml") for engine in ("apertium", "marian")}
     for engine, config in configs.items():
         assert config.data.path == f"outputs/pipelines/engine_comparison_{engine}/select/data/pairs.parquet"
     apertium, marian = configs["apertium"], configs["marian"]

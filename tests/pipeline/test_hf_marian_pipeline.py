@@ -13,7 +13,8 @@ import yaml
 from parabit.config import ConfigError, from_dict, load_config
 from parabit.data.bitext import read_tatoeba
 from parabit.paths import PROJECT_ROOT
-from parabit.pipeline import PipelineConfig, load_pipeline
+import pipelines.backtranslate
+from parabit.pipeline import PipelineConfig
 from parabit.pipeline.stage import read_parquet_dir
 from parabit.translate import HFMarianTranslator
 
@@ -72,7 +73,7 @@ def split_by_select(result) -> tuple[set[int], set[int]]:
 @pytest.mark.slow
 def test_costs_flow_to_the_cost_filter_and_its_threshold(ray_session, bitext, tiny_marian_dir, expected, tmp_path):
     threshold = widest_gap_threshold([cost for _, cost in expected.values()])
-    result = load_pipeline("backtranslate").run(config_for(bitext, tiny_marian_dir, tmp_path / "out", threshold))
+    result = pipelines.backtranslate.run(config_for(bitext, tiny_marian_dir, tmp_path / "out", threshold))
     for stage in result.stages.values():
         assert stage.rows_in == stage.rows_out + stage.rows_rejected, stage.name
     assert result.stages["backtranslate"].rows_rejected == 0
@@ -93,7 +94,7 @@ def test_costs_flow_to_the_cost_filter_and_its_threshold(ray_session, bitext, ti
 
     # A stricter threshold re-runs selection only: the same costs, fewer rows kept.
     stricter = min(row["translation_cost"] for row in scored if row["row_id"] in kept) + 1e-6
-    rerun = load_pipeline("backtranslate").run(config_for(bitext, tiny_marian_dir, tmp_path / "out", stricter))
+    rerun = pipelines.backtranslate.run(config_for(bitext, tiny_marian_dir, tmp_path / "out", stricter))
     assert rerun.stages["backtranslate"].seconds == result.stages["backtranslate"].seconds
     assert rerun.stages["score"].seconds == result.stages["score"].seconds
     kept_again, _ = split_by_select(rerun)

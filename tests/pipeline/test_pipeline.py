@@ -15,7 +15,8 @@ import pytest
 
 from parabit.config import from_dict
 from parabit.paths import PROJECT_ROOT, data_path
-from parabit.pipeline import ConservationError, PipelineConfig, load_pipeline, run_stage
+import pipelines.backtranslate
+from parabit.pipeline import ConservationError, PipelineConfig, run_stage
 from parabit.pipeline.ingest import row_ids
 from parabit.pipeline.stage import MANIFEST, REJECTS, read_parquet_dir, write_rejects
 from parabit.translate.apertium import apertium_pipeline
@@ -67,7 +68,7 @@ def every_row_id(result) -> pa.Array:
 
 @pytest.fixture(scope="module")
 def uninterrupted(ray_session, slice_file, tmp_path_factory):
-    return load_pipeline("backtranslate").run(config_for(slice_file, tmp_path_factory.mktemp("run") / "out"))
+    return pipelines.backtranslate.run(config_for(slice_file, tmp_path_factory.mktemp("run") / "out"))
 
 
 @pytest.mark.slow
@@ -105,7 +106,7 @@ def test_rerun_after_a_crash_recomputes_only_what_is_incomplete(uninterrupted, s
     shutil.copytree(crashed / "score" / "data", partial / "data")
     shutil.rmtree(crashed / "select")
 
-    resumed = load_pipeline("backtranslate").run(config_for(slice_file, crashed))
+    resumed = pipelines.backtranslate.run(config_for(slice_file, crashed))
 
     for kept in ("ingest", "backtranslate"):  # complete stages are not recomputed
         assert resumed.stages[kept].seconds == uninterrupted.stages[kept].seconds
@@ -143,7 +144,7 @@ def test_a_killed_pipeline_job_rerun_gives_exactly_the_rows_of_an_uninterrupted_
     rerun = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert not list(output.glob(".*.tmp-*"))  # the killed attempt's partial output was cleared
-    resumed = load_pipeline("backtranslate").run(config_for(slice_file, output))  # all complete: only reads
+    resumed = pipelines.backtranslate.run(config_for(slice_file, output))  # all complete: only reads
     assert_same_rows(resumed, uninterrupted)
 
 

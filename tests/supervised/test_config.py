@@ -9,7 +9,7 @@ import pytest
 from parabit.config import ConfigError, load_config
 from parabit.paths import PROJECT_ROOT
 from parabit.supervised.config import VARIANTS, SiameseConfig
-from parabit.training.config import TrainConfig
+from parabit.pairs.config import PairsConfig
 
 CONFIGS = sorted(p for p in (PROJECT_ROOT / "jobs" / "configs" / "siamese").glob("*.yaml")
                  if p.name != "bilingual_space.yaml")
@@ -23,7 +23,7 @@ def test_shipped_siamese_configs_load(path: Path):
 
 
 def test_the_bilingual_space_config_is_a_50d_training_config():
-    config = load_config(TrainConfig, PROJECT_ROOT / "jobs" / "configs" / "siamese" / "bilingual_space.yaml")
+    config = load_config(PairsConfig, PROJECT_ROOT / "jobs" / "configs" / "siamese" / "bilingual_space.yaml")
     assert (config.model.encoder, config.model.dim, config.objective.name, config.data.lang) == ("avg", 50, "jbi", "es")
 
 
@@ -34,12 +34,12 @@ def test_the_four_models_of_bao_et_al():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("model: {variant: transformer}", "model.variant is 'transformer'; choose one of"),
+    ("model: {variant: transformer}", "model.variant: Input should be 'sialstm', 'siabilstm'"),
     ("data: {task: msrp, language: es}", "MSRP is English only"),
     ("data: {language: es}", "use model.init: space"),
     ("model: {init: space}", "needs model.space"),
-    ("data: {max_length: 0}", "data.max_length must be positive"),
-    ("data: {max_lenght: 20}", "unknown key(s) ['max_lenght'] for SiameseDataConfig"),
+    ("data: {max_length: 0}", "data.max_length: Input should be greater than 0 (got 0)"),
+    ("data: {max_lenght: 20}", "unknown key 'max_lenght' in data; valid keys: ['dev_fraction'"),
 ])
 def test_bad_values_fail_at_load_with_a_message(tmp_path, text, message):
     path = tmp_path / "bad.yaml"

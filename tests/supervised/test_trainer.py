@@ -10,9 +10,10 @@ from mlflow.tracking import MlflowClient
 
 from parabit.embedder import SentenceEmbedder
 from parabit.supervised.config import SiameseConfig, SiameseDataConfig, SiameseModelConfig
-from parabit.supervised.trainer import run_siamese
+from parabit.supervised.recipe import SiameseRecipe
+from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.config import OptimConfig, ScalingConfig
-from parabit.training.loop import EMBEDDER_DIR
+from parabit.training.driver import run_training
 
 
 @pytest.mark.slow
@@ -21,15 +22,15 @@ def test_attsialstm_on_a_sick_slice_trains_on_ray_and_reports_test_scores(ray_se
         name="siamese-sick-slice",
         data=SiameseDataConfig(task="sick", language="en", max_length=20, max_pairs_per_split=300),
         model=SiameseModelConfig(variant="attsialstm", hidden_size=50, init="glove"),
-        optim=OptimConfig(lr=0.005, batch_size=32, epochs=3),
+        optim=OptimConfig(lr=0.005, batch_size=32, epochs=3, clip_norm=1.0),
         scaling=ScalingConfig(num_workers=1, cpus_per_worker=1.0),
         storage_path=str(outputs / "ray_results"),
     )
-    result = run_siamese(config)
+    result = run_training(SiameseRecipe(config))
 
     assert [h["epoch"] for h in result.history] == [1, 2, 3]
     assert result.history[-1]["loss"] < result.history[0]["loss"]
-    assert result.best_epoch == max(result.history, key=lambda h: h["dev_score"])["epoch"]
+    assert result.selected["epoch"] == max(result.history, key=lambda h: h["dev_score"])["epoch"]
     test = {s.metric: s for s in result.report.scores if s.subset == "test"}
     assert set(test) == {"pearson", "spearman", "mse", "mse01"} and test["pearson"].n == 300
     assert test["pearson"].value > 0.3  # GloVe + 3 epochs on 300 pairs already tracks relatedness

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from parabit.encoders import build_encoder
 from parabit.training.config import OptimConfig
-from parabit.training.model import PairModel, build_optimizers
+from parabit.training.optimizers import build_optimizers
 from parabit.training.row_sparse_adam import RowSparseAdam
 
 VOCAB, DIM = 500, 16
@@ -107,7 +107,12 @@ def test_bad_settings_are_refused(options, problem):
         RowSparseAdam([_table()], **options)
 
 
-def test_the_trainer_gives_sparse_word_tables_row_sparse_adam():
-    model = PairModel(build_encoder("avg", VOCAB, DIM, sparse=True))
-    (optimizer,) = build_optimizers(model, OptimConfig(name="adam", lr=0.002))
-    assert isinstance(optimizer, RowSparseAdam) and optimizer.defaults["lr"] == 0.002
+def test_the_kernel_gives_sparse_word_tables_row_sparse_adam_and_the_rest_dense_adam():
+    model = torch.nn.ModuleDict({"avg": build_encoder("avg", VOCAB, DIM, sparse=True),
+                                 "gru": build_encoder("gru", VOCAB, DIM, hidden_size=8)})
+    sparse, dense = build_optimizers(model, OptimConfig(name="adam", lr=0.002, amsgrad=True))
+    assert isinstance(sparse, RowSparseAdam) and sparse.defaults["lr"] == 0.002
+    assert [p.shape for p in sparse.param_groups[0]["params"]] == [(VOCAB, DIM)]
+    assert type(dense) is torch.optim.Adam and dense.defaults["amsgrad"]
+    assert sum(p.numel() for p in dense.param_groups[0]["params"]) == sum(
+        p.numel() for p in model["gru"].parameters())

@@ -18,7 +18,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from parabit.tracking import RunTracker
-from parabit.training.trainer import run_training
+from parabit.pairs.recipe import PairsRecipe
+from parabit.training.driver import run_training
 
 from ..cluster_support import BIN, cli_env, free_port, wait_for_http
 
@@ -42,7 +43,7 @@ def test_tracking_down_at_start_training_completes_warns_and_nothing_is_lost(
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     config = small_config(optim__epochs=EPOCHS)
     with caplog.at_level(logging.WARNING, logger="parabit"):
-        result = run_training(config)
+        result = run_training(PairsRecipe(config))
 
     assert [h["epoch"] for h in result.history] == list(range(1, EPOCHS + 1))
     assert result.mlflow_run_id is None and Path(result.model_uri).is_dir()  # the model was kept locally
@@ -111,7 +112,7 @@ def test_tracking_down_during_training_every_epoch_reaches_the_run_once(ray_sess
     old_uri = os.environ["MLFLOW_TRACKING_URI"]
     os.environ["MLFLOW_TRACKING_URI"] = server.uri
     try:
-        result = run_training(config)
+        result = run_training(PairsRecipe(config))
         breaker.join(timeout=400)
         server.wait()
     finally:

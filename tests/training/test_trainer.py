@@ -14,8 +14,9 @@ from mlflow.tracking import MlflowClient
 
 from parabit.embedder import SentenceEmbedder
 from parabit.training.config import ScalingConfig
-from parabit.training.loop import EMBEDDER_DIR
-from parabit.training.trainer import check_resources, run_training
+from parabit.pairs.recipe import PairsRecipe
+from parabit.training.checkpointing import EMBEDDER_DIR
+from parabit.training.driver import check_resources, run_training
 
 SENTENCES = ["A man is playing a guitar.", "Two dogs run on the beach.", "The cat sleeps.", ""]
 
@@ -24,7 +25,7 @@ SENTENCES = ["A man is playing a guitar.", "Two dogs run on the beach.", "The ca
 def test_two_cpu_workers_train_evaluate_and_register(ray_session, small_config, isolated_mlflow_store):
     config = small_config(scaling=ScalingConfig(num_workers=2, cpus_per_worker=0.5))
     config.tracking.register_as = "parabit-encoder-test"
-    result = run_training(config)
+    result = run_training(PairsRecipe(config))
 
     assert [h["epoch"] for h in result.history] == [1, 2]
     assert all(h["workers"] == 2 for h in result.history)
@@ -79,7 +80,7 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
     killer = threading.Thread(target=_kill_a_train_worker_after_a_committed_checkpoint,
                               args=(storage, config.name, killed, time.time() + 240), daemon=True)
     killer.start()
-    interrupted = run_training(config)
+    interrupted = run_training(PairsRecipe(config))
     killer.join()
 
     assert killed, "the worker was never killed (training finished before the first checkpoint was seen)"
@@ -94,7 +95,7 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
 
     reference_config = small_config(**changes)
     reference_config.name += "-uninterrupted"
-    reference = run_training(reference_config)
+    reference = run_training(PairsRecipe(reference_config))
     assert reference.history[-1]["resumes"] == 0
     np.testing.assert_allclose([h["loss"] for h in interrupted.history], [h["loss"] for h in reference.history],
                                rtol=1e-5)
@@ -106,7 +107,7 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
 def test_scaling_that_leaves_no_cpu_for_ray_data_fails_at_start(ray_session, small_config):
     config = small_config(scaling=ScalingConfig(num_workers=2, cpus_per_worker=1.0))
     with pytest.raises(ValueError, match="leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker"):
-        run_training(config)
+        run_training(PairsRecipe(config))
 
 
 def test_concurrent_runs_that_leave_no_cpu_for_ray_data_fail_at_start(ray_session, small_config):

@@ -28,7 +28,7 @@ def test_an_unknown_parameter_fails_at_load_with_the_valid_fields(write_space):
 
 def test_an_invalid_value_fails_at_load(write_space):
     path = write_space("bad-value", {"objective.distance": ["euclidean", "manhattan"]})
-    with pytest.raises(ConfigError, match="objective.distance is 'manhattan'"):
+    with pytest.raises(ConfigError, match=r"objective.distance: Input should be 'euclidean' or 'cosine' \(got 'manhattan'\)"):
         load_space(path)
 
 

@@ -25,11 +25,12 @@ def test_a_two_trial_sweep_logs_one_parent_and_two_children(ray_session, write_s
     path = write_space("two-trials", {"objective.margin": [1.0, 10.0]},
                        search={"algorithm": "grid", "max_concurrent_trials": 2}, scheduler={"name": "fifo"})
     summary = run_sweep(load_space(path))
-    assert summary["trials"] == 2 and summary["errors"] == 0
-    assert summary["best_params"]["objective.margin"] in (1.0, 10.0)
-    assert summary["model_uri"] == "models:/parabit-two-trials/1"
+    assert summary.trials == 2 and summary.errors == 0
+    assert summary.best_params["objective.margin"] in (1.0, 10.0)
+    assert summary.model_uri == "models:/parabit-two-trials/1"
+    client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
+    assert str(client.get_model_version_by_alias("parabit-two-trials", "candidate").version) == "1"
 
-    client = MlflowClient(isolated_mlflow_store)
     runs = _runs(client, "two-trials")
     parents = [r for r in runs if r.data.tags["parabit.kind"] == "sweep"]
     children = [r for r in runs if r.data.tags["parabit.kind"] == "trial"]

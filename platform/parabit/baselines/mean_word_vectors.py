@@ -24,6 +24,10 @@ class MeanWordVectors:
         words, vectors = load_glove()
         return cls(words, vectors, tokenizer)
 
+    def describe(self) -> dict:
+        """What identifies this baseline in an MLflow run's params."""
+        return {"tokenizer": self.tokenizer.to_dict()}
+
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
         """``[len(sentences), dim]`` float32 embeddings."""
         rows, cols = [], []

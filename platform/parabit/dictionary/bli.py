@@ -14,7 +14,7 @@ import numpy as np
 from parabit.data.dictionaries import read_muse_test, read_wiktionary_bli
 from parabit.data.errors import Quarantine
 from parabit.dictionary.retrieval import retrieval_scores
-from parabit.dictionary.space import BilingualSpace, _unit
+from parabit.dictionary.space import BilingualSpace, unit_rows
 
 
 def bli_ranks(space: BilingualSpace, pairs: Iterable[tuple[str, str]], src: str, tgt: str) -> tuple[np.ndarray, int]:
@@ -30,12 +30,12 @@ def bli_ranks(space: BilingualSpace, pairs: Iterable[tuple[str, str]], src: str,
             skipped += 1
     candidates = list(target)
     position = {w: i for i, w in enumerate(candidates)}
-    matrix = _unit(space.vectors[[target[w] for w in candidates]])
+    matrix = unit_rows(space.vectors[[target[w] for w in candidates]])
     words = sorted(gold)
     ranks = []
     for start in range(0, len(words), 512):
         chunk = words[start:start + 512]
-        scores = _unit(space.vectors[[source[w] for w in chunk]]) @ matrix.T
+        scores = unit_rows(space.vectors[[source[w] for w in chunk]]) @ matrix.T
         for row, word in zip(scores, chunk):
             best = row[[position[t] for t in gold[word]]].max()
             ranks.append(int((row > best).sum()) + 1)

@@ -1,23 +1,29 @@
-"""BilDRL configuration: the data build (:class:`DictionaryBuildConfig`) and a training run (:class:`DictionaryTrainConfig`).
+"""BilDRL configuration: the data build (:class:`DictionaryBuildConfig`) and a training run (:class:`BilDRLConfig`,
+recipe ``bildrl``).
 
-Load with ``load_config(DictionaryTrainConfig, "jobs/configs/bildrl/att_mtl.yaml")``; every field is checked in
-``__post_init__`` with a message that says what to do. Optimiser, scaling and tracking sections are the training
-core's own (:mod:`parabit.training.config`).
+Load with ``load_config(BilDRLConfig, "jobs/configs/bildrl/att_mtl_es.yaml")``; every field is checked when it is
+loaded, with a message that says what to do. Optimiser, scaling and tracking sections are the training kernel's
+(:mod:`parabit.training.config`), with the paper's defaults (AMSGrad, lr 5e-4, batch 64).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from parabit.config import Config
 from parabit.paths import output_root
-from parabit.training.config import OptimConfig, ScalingConfig, TrackingConfig
+from parabit.training.config import RunConfig
 
 DIRECTIONS = ("fr-en", "en-es", "es-en")
 """``<word language>-<definition language>``: fr-en = French words defined in English (the issue's fr→en)."""
 
-ENCODERS = {"bow": "linear_bow", "cnn": "cnn", "gru": "gru", "att": "attentive_gru"}
-"""BilDRL model names → parabit encoder names."""
+Direction = Literal["fr-en", "en-es", "es-en"]
+
+MODELS = {"bow": "linear_bow", "cnn": "cnn", "gru": "gru", "att": "attentive_gru"}
+"""The paper's model names (Table 3's rows) → the registered encoders (:data:`parabit.encoders.ENCODERS`)."""
 
 
 def foreign_language(direction: str) -> str:
@@ -26,13 +32,7 @@ def foreign_language(direction: str) -> str:
     return word if word != "en" else definition
 
 
-def _positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-
-
-@dataclass
-class DictionaryBuildConfig:
+class DictionaryBuildConfig(Config):
     """How the dictionaries and the paraphrase set are built (``jobs/build_dictionaries.py``).
 
     ``spaces``: foreign language → the bilingual space (a training run folder, see :mod:`parabit.dictionary.space`);
@@ -42,113 +42,82 @@ class DictionaryBuildConfig:
     Apertium call. ``output_dir``: default ``outputs/bildrl/data``.
     """
 
-    spaces: dict = field(default_factory=lambda: {
+    spaces: dict[Literal["es", "fr"], str] = Field(default_factory=lambda: {
         "es": str(output_root() / "ray_results" / "bildrl-embeddings-en-es"),
         "fr": str(output_root() / "ray_results" / "bildrl-embeddings-en-fr"),
     })
-    test_words: int = 500
+    test_words: PositiveInt = 500
     seed: int = 7
-    paraphrase_concepts: int = 3000
-    neighbours: int = 15
-    paraphrase_split: tuple[float, float, float] = (0.70, 0.05, 0.25)
-    translation_batch: int = 2000
+    paraphrase_concepts: PositiveInt = 3000
+    neighbours: PositiveInt = 15
+    paraphrase_split: tuple[PositiveFloat, PositiveFloat, PositiveFloat] = (0.70, 0.05, 0.25)
+    translation_batch: PositiveInt = 2000
     output_dir: str | None = None
 
-    def __post_init__(self):
-        unknown = set(self.spaces) - {"es", "fr"}
-        if unknown:
-            raise ValueError(f"spaces has languages {sorted(unknown)}; only 'es' and 'fr' are built")
-        _positive("test_words", self.test_words)
-        _positive("paraphrase_concepts", self.paraphrase_concepts)
-        _positive("neighbours", self.neighbours)
-        _positive("translation_batch", self.translation_batch)
-        if len(self.paraphrase_split) != 3 or abs(sum(self.paraphrase_split) - 1.0) > 1e-6 \
-                or min(self.paraphrase_split) <= 0:
-            raise ValueError(f"paraphrase_split must be three positive fractions summing to 1 (train, dev, test); "
-                             f"got {self.paraphrase_split}")
+    @field_validator("paraphrase_split")
+    @classmethod
+    def _fractions(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
+        if abs(sum(split) - 1.0) > 1e-6:
+            raise ValueError(f"must be three positive fractions summing to 1 (train, dev, test); got {split}")
+        return split
 
     @property
     def output_path(self) -> Path:
         return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "bildrl" / "data"
 
 
-@dataclass
-class DictionaryModelConfig:
-    """The definition encoder: ``encoder`` (bow, cnn, gru, att), ``hidden`` units, ``layers`` stacked recurrent
-    layers, then two affine layers (hidden → hidden → word-vector size). ``max_tokens``: definition length."""
+class DictionaryModelConfig(Config):
+    """The definition encoder: ``encoder`` (the paper's bow, cnn, gru, att: :data:`MODELS`), ``hidden`` units,
+    ``layers`` stacked recurrent layers, then two affine layers (hidden → hidden → word-vector size).
+    ``max_tokens``: definition length."""
 
-    encoder: str = "att"
-    hidden: int = 200
-    layers: int = 1
-    max_tokens: int = 15
-
-    def __post_init__(self):
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"model.encoder is {self.encoder!r}; choose one of {list(ENCODERS)}")
-        _positive("model.hidden", self.hidden)
-        _positive("model.layers", self.layers)
-        _positive("model.max_tokens", self.max_tokens)
+    encoder: Literal["bow", "cnn", "gru", "att"] = "att"
+    hidden: PositiveInt = 200
+    layers: PositiveInt = 1
+    max_tokens: PositiveInt = 15
 
 
-@dataclass
-class JointConfig:
+class JointConfig(Config):
     """Joint learning (Chen et al. §3.3): the word table is trained too, with ``skipgram_weight`` × skip-gram
     (negative sampling, ``window``, ``negatives``) on each language of ``bitext_pairs`` Tatoeba pairs and
     ``alignment_weight`` × the bag-of-words alignment loss on the same pairs. Off unless ``enabled``."""
 
     enabled: bool = False
-    skipgram_weight: float = 0.1
-    alignment_weight: float = 0.1
-    window: int = 3
-    negatives: int = 5
-    bitext_pairs: int = 20000
-
-    def __post_init__(self):
-        _positive("joint.skipgram_weight", self.skipgram_weight)
-        _positive("joint.alignment_weight", self.alignment_weight)
-        _positive("joint.window", self.window)
-        _positive("joint.negatives", self.negatives)
-        _positive("joint.bitext_pairs", self.bitext_pairs)
+    skipgram_weight: PositiveFloat = 0.1
+    alignment_weight: PositiveFloat = 0.1
+    window: PositiveInt = 3
+    negatives: PositiveInt = 5
+    bitext_pairs: PositiveInt = 20000
 
 
-@dataclass
-class DictionaryTrainConfig:
-    """One BilDRL run: ``directions`` (one = single direction, two = multi-task with shared parameters; all of one
-    space), the built ``data_dir`` (default ``outputs/bildrl/data``), the ``space`` of those directions (default:
-    the build config's), ``max_train_rows`` per direction (a seeded sample; None = all), and the paper's
-    AMSGrad, lr 5e-4, batch 64."""
+class BilDRLConfig(RunConfig):
+    """One BilDRL run (recipe ``bildrl``): ``directions`` (one = single direction, two = multi-task with shared
+    parameters; all of one space), the built ``data_dir`` (default ``outputs/bildrl/data``), the ``space`` of those
+    directions (default: the build config's), ``max_train_rows`` per direction (a seeded sample; None = all), and the
+    paper's AMSGrad, lr 5e-4, batch 64. ``paraphrase``: also score bilingual paraphrase identification (en-es)."""
 
-    name: str = "bildrl-att-fr-en"
-    seed: int = 1
-    directions: tuple[str, ...] = ("fr-en",)
+    section_defaults = {"optim": {"name": "adam", "lr": 5e-4, "batch_size": 64, "epochs": 5, "amsgrad": True},
+                        "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
+
+    recipe: Literal["bildrl"] = "bildrl"
+    name: str = Field("bildrl-att-fr-en", pattern=r"^[^/\s]+$")
+    directions: tuple[Direction, ...] = ("fr-en",)
     data_dir: str | None = None
     space: str | None = None
-    max_train_rows: int | None = None
-    model: DictionaryModelConfig = field(default_factory=DictionaryModelConfig)
-    joint: JointConfig = field(default_factory=JointConfig)
-    optim: OptimConfig = field(default_factory=lambda: OptimConfig(name="adam", lr=5e-4, batch_size=64, epochs=5,
-                                                                   amsgrad=True))
-    scaling: ScalingConfig = field(default_factory=ScalingConfig)
-    tracking: TrackingConfig = field(default_factory=lambda: TrackingConfig(experiment="parabit-bildrl",
-                                                                            register_as=""))
+    max_train_rows: PositiveInt | None = None
+    model: DictionaryModelConfig = Field(default_factory=DictionaryModelConfig)
+    joint: JointConfig = Field(default_factory=JointConfig)
     paraphrase: bool = True
-    storage_path: str | None = None
-    max_failures: int = 2
 
-    def __post_init__(self):
-        if not self.name or "/" in self.name:
-            raise ValueError(f"name {self.name!r} must be a non-empty run name without '/'")
+    @model_validator(mode="after")
+    def _one_space(self):
         if not self.directions:
             raise ValueError(f"directions is empty; choose one or two of {list(DIRECTIONS)}")
-        for direction in self.directions:
-            if direction not in DIRECTIONS:
-                raise ValueError(f"direction {direction!r} is unknown; choose from {list(DIRECTIONS)}")
         languages = {foreign_language(d) for d in self.directions}
         if len(languages) > 1:
             raise ValueError(f"directions {list(self.directions)} use different spaces ({sorted(languages)}); "
                              "a multi-task run trains directions of one language pair")
-        if self.max_train_rows is not None:
-            _positive("max_train_rows", self.max_train_rows)
+        return self
 
     @property
     def language(self) -> str:

@@ -76,8 +76,8 @@ class BilingualSpace:
         the candidates."""
         table = self.words(lang)
         candidates = list(among) if among is not None else list(table)
-        matrix = _unit(self.vectors[[table[w] for w in candidates]])
-        queries = _unit(self.vectors[[table[w] for w in words]])
+        matrix = unit_rows(self.vectors[[table[w] for w in candidates]])
+        queries = unit_rows(self.vectors[[table[w] for w in words]])
         result = []
         for start in range(0, len(words), 1024):
             scores = queries[start:start + 1024] @ matrix.T
@@ -87,7 +87,8 @@ class BilingualSpace:
         return result
 
 
-def _unit(matrix: np.ndarray) -> np.ndarray:
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (zero rows stay zero)."""
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 

@@ -1,12 +1,15 @@
-"""Chen et al.'s Table 3 (reverse-dictionary retrieval) and Table 4 (bilingual paraphrase identification) from
-the recorded BilDRL runs (``outputs/bildrl/results/*.json``, written by :mod:`parabit.dictionary.trainer`)."""
+"""Chen et al.'s Table 3 (reverse-dictionary retrieval) and Table 4 (bilingual paraphrase identification) from the
+finished BilDRL runs in MLflow (experiment ``parabit-bildrl``; each run's ``<task>/test/<metric>`` scores)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import ast
+
+from mlflow.tracking import MlflowClient
 
 from parabit.dictionary.config import DIRECTIONS
+from parabit.tracking import tags
+from parabit.tracking.store import tracking_uri
 
 MODEL_ORDER = ("BOW", "CNN", "GRU", "ATT", "GRU-MTL", "ATT-MTL", "ATT-joint")
 
@@ -31,8 +34,27 @@ def row_label(record: dict) -> str:
     return f"{encoder}-MTL" if len(record["directions"]) > 1 else encoder
 
 
-def load_records(folder: Path) -> list[dict]:
-    return [json.loads(path.read_text()) for path in sorted(Path(folder).glob("*.json"))]
+def load_records(experiment: str = "parabit-bildrl", uri: str | None = None) -> list[dict]:
+    """One record per finished BilDRL run (oldest first, so a later run of a cell wins): its name, encoder,
+    directions, joint flag, MLflow run id and ``scores[task][metric]``."""
+    client = MlflowClient(uri or tracking_uri())
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
+    runs = client.search_runs([found.experiment_id], f"attributes.status = 'FINISHED' and tags.`{tags.RECIPE}` = "
+                              "'bildrl'", order_by=["start_time ASC"])
+    records = []
+    for run in runs:
+        scores: dict[str, dict[str, float]] = {}
+        for key, value in run.data.metrics.items():
+            task, _, rest = key.partition("/test/")
+            if rest:
+                scores.setdefault(task, {})[rest] = value
+        records.append({"name": run.info.run_name, "encoder": run.data.params["model.encoder"],
+                        "directions": list(ast.literal_eval(run.data.params["directions"])),
+                        "joint": run.data.params["joint.enabled"] == "True", "mlflow_run_id": run.info.run_id,
+                        "scores": scores})
+    return records
 
 
 def _paper3(label: str, direction: str) -> str:
@@ -82,3 +104,46 @@ def bli_table(scores: dict[str, dict[str, float]]) -> str:
         lines.append(f"| {name} | {int(s['words'])} | {100 * s['p_at_1']:.1f} | {100 * s['p_at_10']:.1f} "
                      f"| {s['mrr']:.3f} |")
     return "\n".join(lines)
+
+
+def bildrl_tables(bli: bool = True, experiment: str = "parabit-bildrl") -> str | None:
+    """Tables 3 (Euclidean and cosine kNN) and 4 from the finished runs, plus (``bli``) the target spaces' BLI and
+    Table 4's untrained reference row; logged to MLflow as run ``bildrl-tables``. None when there is no run."""
+    from parabit.dictionary.bli import bli_scores, standard_bli_sets
+    from parabit.dictionary.build import read_paraphrases
+    from parabit.dictionary.config import DictionaryBuildConfig
+    from parabit.dictionary.paraphrase import paraphrase_scores
+    from parabit.dictionary.space import BilingualSpace
+    from parabit.tracking import RunTracker
+
+    records = load_records(experiment)
+    if not records:
+        return None
+    three, three_cos, four = table3(records), table3(records, prefix="cos_"), table4(records)
+    sections = {"Table 3 (P@1 %, P@10 %, MRR; kNN by Euclidean distance)": three,
+                "Table 3, kNN by cosine": three_cos}
+    bli_text = None
+    if bli:
+        scores = {}
+        build = DictionaryBuildConfig()
+        for lang, path in build.spaces.items():
+            space = BilingualSpace.load(path)
+            for name, (pairs, src, tgt) in standard_bli_sets(lang).items():
+                scores[f"en-{lang} space, {name}"] = bli_scores(space, pairs, src, tgt)
+            if lang == "es":  # Table 4 reference: the same MLP on mean space vectors (no dictionary training)
+                pairs = read_paraphrases(build.output_path, "es")
+                base = paraphrase_scores(lambda t: space.average(t, "en"), lambda t: space.average(t, "es"), pairs)
+                four += (f"\n| space mean, untrained (reference) | — / {100 * base['accuracy']:.2f} "
+                         f"| — / {base['f1']:.3f} |")
+        bli_text = bli_table(scores)
+    sections["Table 4 (bilingual paraphrase identification)"] = four
+    if bli_text is not None:
+        sections["BLI of the target spaces (cosine, best-ranked gold translation)"] = bli_text
+    tracker = RunTracker(experiment, "bildrl-tables", tags={tags.KIND: "bildrl-tables"})
+    tracker.start()
+    with tracker.closing():
+        for name, text in (("table3", three), ("table3_cosine", three_cos), ("table4", four), ("bli", bli_text)):
+            if text is not None:
+                tracker.log_text(text, f"tables/{name}.md")
+        tracker.log_dict({r["name"]: r["mlflow_run_id"] for r in records}, "tables/runs.json")
+    return "\n\n".join(f"{title}\n{text}" for title, text in sections.items()) + f"\n\nMLflow run {tracker.run_id}"

@@ -10,12 +10,14 @@ import pyarrow.parquet as pq
 
 from parabit.data.sick import read_sick
 from parabit.data.sts import read_sts_year
+from parabit.elgohary.config import train_config
 from parabit.elgohary.paper import CONDITION_LABELS, TABLE4, TABLE5, TABLE6, TABLE6_SIZES
 from parabit.evaluation import EvaluationReport
+from parabit.pairs.config import PairsConfig
+from parabit.pairs.data import prepare_pairs
 from parabit.text.tokenize import Tokenizer
-from parabit.training.config import TrainConfig
-from parabit.training.data import PreparedData, prepare_training_data
 from parabit.text.vocab import UNK_WORD
+from parabit.training.prepared import PreparedData
 
 UNDERTRAINED_BELOW = 100
 TEST_SETS = ("sts2012", "sts2013", "sts2014", "sts2015", "sick")
@@ -48,30 +50,28 @@ def undertrained_ratio(counts: Counter, sentences: list[str], tokenizer: Tokeniz
     return sum(counts.get(token, 0) < below for token in tokens) / max(len(tokens), 1)
 
 
-def undertrained_table(trains: dict[tuple[str, str], TrainConfig]) -> pd.DataFrame:
+def undertrained_table(trains: dict[tuple[str, str], PairsConfig]) -> pd.DataFrame:
     """Table 4 for each condition's training pairs (the J_bi run's data; both objectives train on the same)."""
     columns = {}
     for (condition, _), train in trains.items():
         label = CONDITION_LABELS[condition]
         if label in columns:
             continue
-        prepared = prepare_training_data(train.data)
+        prepared = prepare_pairs(train.data)
         counts = english_counts(prepared)
         columns[label] = {name: f"{undertrained_ratio(counts, test_sentences(name), prepared.tokenizer):.2f} "
                                 f"({TABLE4[name][PAPER_COLUMN[condition]]:.2f})" for name in TEST_SETS}
     return pd.DataFrame(columns).rename_axis("test set").reset_index()
 
 
-def _pool(train: TrainConfig) -> tuple[int, dict]:
+def _pool(train: PairsConfig) -> tuple[int, dict]:
     """Pairs available before the ``max_pairs`` sample, and the rejection counts, of a run's prepared data."""
-    stats = prepare_training_data(train.data).stats
+    stats = prepare_pairs(train.data).stats
     return stats["pairs_kept"] + stats["rejected"].get("beyond max_pairs sample", 0), stats
 
 
 def memorisation_table(config, trains, reports, filtered: dict[str, EvaluationReport], data_paths) -> pd.DataFrame:
     """Table 5: SICK r of J_bi with all pairs and with pairs sharing a SICK-test bigram removed (same sample size)."""
-    from parabit.elgohary.reproduce import train_config
-
     rows = []
     for condition, report in filtered.items():
         before, _ = _pool(trains[(condition, "jbi")])

@@ -2,8 +2,8 @@
 phrases and monolingual phrases (pivot paraphrases and PPDB), all made from the same en-es bitext; plus the paper's
 analyses (Tables 4–6, :mod:`parabit.elgohary.analyses`).
 
-``run_reproduction(config)`` builds the phrase data (``jobs/phrases.py``'s pipeline; complete stages are skipped),
-trains one run per (condition, objective) with :func:`parabit.training.trainer.run_training` as child runs of one
+``run_reproduction(config, data_paths)`` trains one run per (condition, objective) on the given phrase data (built
+beforehand by the ``phrases`` pipeline: ``parabit reproduce`` does both) with the training kernel, as child runs of one
 MLflow parent run, and writes the table with the paper's numbers beside parabit's. A run whose evaluation is already
 saved under ``<output>/runs/`` is not trained again, so an interrupted reproduction resumes.
 """
@@ -11,89 +11,22 @@ saved under ``<output>/runs/`` is not trained again, so an interrupted reproduct
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from parabit.config import load_config
+from parabit.elgohary import analyses
+from parabit.elgohary.config import ReproductionConfig, train_config
 from parabit.elgohary.paper import CONDITION_LABELS, OBJECTIVE_LABELS, ROWS, paper_value
 from parabit.evaluation import EvaluationReport
 from parabit.evaluation.report import Score
-from parabit.paths import PROJECT_ROOT, output_root
-from parabit.phrases import PhrasesConfig
-from parabit.tracking import RunTracker
-from parabit.training.config import CONDITIONS, OBJECTIVES, TrainConfig
+from parabit.pairs.config import PairsConfig
+from parabit.pairs.recipe import PairsRecipe
+from parabit.ray_runtime import init_ray
+from parabit.tracking import RunTracker, tags
+from parabit.training.driver import run_training
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class ReproductionConfig:
-    """What to train. ``base_config``: the training YAML every run starts from; ``common``, ``jbi`` and ``jpa``:
-    dotted overrides (as ``--set``) for every run, J_bi runs and J_pa runs. The J_bi defaults are the best point of
-    the ``tuning/spaces/jbi_elgohary.yaml`` sweep (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting
-    et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
-    of training pairs (a seeded sample), so conditions differ in the kind of pairs, not their number.
-    ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
-    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at each of ``sizes`` pairs)."""
-
-    name: str = "elgohary"
-    phrases_config: str = "jobs/configs/phrases_en_es.yaml"
-    base_config: str = "jobs/configs/bilingual_sentences.yaml"
-    conditions: tuple[str, ...] = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")
-    objectives: tuple[str, ...] = ("jbi", "jpa")
-    max_pairs: int | None = 20_000
-    epochs: int = 10
-    common: dict = field(default_factory=lambda: {
-        "evaluation.msrp": False, "dev": "sts2012-train-smteuroparl", "tracking.register_as": "",
-        "data.sources": ["tatoeba", "europarl"]})
-    jbi: dict = field(default_factory=lambda: {
-        "objective.distance": "euclidean", "objective.margin": 1.0, "objective.regularization": 1.0e-3,
-        "objective.negatives": 15, "optim.batch_size": 25})
-    jpa: dict = field(default_factory=lambda: {
-        "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
-        "objective.regularization": 0.0, "optim.batch_size": 100})
-    analyses: tuple[str, ...] = ("undertrained", "memorisation", "sizes")
-    sizes: tuple[int, ...] = (5_000, 10_000)
-    experiment: str = "parabit-elgohary"
-    output_dir: str | None = None
-
-    def __post_init__(self):
-        for condition in self.conditions:
-            if condition not in CONDITIONS or condition == "pairs_parquet":
-                raise ValueError(f"conditions entry {condition!r}: choose from {sorted(CONDITION_LABELS)}")
-        for objective in self.objectives:
-            if objective not in OBJECTIVES:
-                raise ValueError(f"objectives entry {objective!r}: choose from {list(OBJECTIVES)}")
-        unknown = set(self.analyses) - {"undertrained", "memorisation", "sizes"}
-        if unknown:
-            raise ValueError(f"analyses {sorted(unknown)} are unknown; choose from undertrained, memorisation, sizes")
-        if self.max_pairs is not None and self.max_pairs <= 0:
-            raise ValueError(f"max_pairs must be positive or null (all pairs), got {self.max_pairs}")
-
-    @property
-    def output_path(self) -> Path:
-        return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "elgohary" / self.name
-
-
-def phrase_data_paths(phrases: PhrasesConfig) -> dict[str, str]:
-    """Where the pipeline leaves the phrase table and the pivot paraphrases, by training condition."""
-    return {"bilingual_phrases": str(phrases.output_path / "phrase_table" / "data"),
-            "pivot_paraphrases": str(phrases.output_path / "pivot" / "data")}
-
-
-def train_config(config: ReproductionConfig, condition: str, objective: str, data_paths: dict[str, str],
-                 suffix: str = "", **data) -> TrainConfig:
-    """The training config of one cell: base YAML + common + objective overrides + condition (+ ``data`` fields)."""
-    overrides = {**config.common, **(config.jbi if objective == "jbi" else config.jpa),
-                 "name": f"{config.name}-{condition}-{objective}{suffix}", "objective.name": objective,
-                 "optim.epochs": config.epochs, "data.condition": condition, "data.max_pairs": config.max_pairs,
-                 "tracking.experiment": config.experiment}
-    if condition in data_paths:
-        overrides["data.path"] = data_paths[condition]
-    overrides.update({f"data.{key}": value for key, value in data.items()})
-    return load_config(TrainConfig, PROJECT_ROOT / config.base_config, overrides)
 
 
 def _report_path(config: ReproductionConfig, run_name: str) -> Path:
@@ -106,15 +39,13 @@ def load_report(path: Path) -> EvaluationReport:
                              for r in frame.itertuples()])
 
 
-def train_or_load(config: ReproductionConfig, train: TrainConfig, parent_run_id: str | None) -> EvaluationReport:
+def train_or_load(config: ReproductionConfig, train: PairsConfig, parent_run_id: str | None) -> EvaluationReport:
     """The evaluation of ``train``: trained now (a child run of the reproduction), or read back if already saved."""
-    from parabit.training.trainer import run_training
-
     path = _report_path(config, train.name)
     if path.exists():
         log.info("%s: evaluation already saved in %s", train.name, path)
         return load_report(path)
-    result = run_training(train, parent_run_id=parent_run_id, tags={"parabit.reproduction": config.name})
+    result = run_training(PairsRecipe(train), parent_run_id=parent_run_id, tags={tags.REPRODUCTION: config.name})
     path.parent.mkdir(parents=True, exist_ok=True)
     result.report.frame().to_csv(path, index=False)
     (path.with_suffix(".seconds.json")).write_text(pd.Series(result.seconds).to_json())
@@ -144,20 +75,12 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *("| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False))])
 
 
-def run_reproduction(config: ReproductionConfig) -> dict[str, str]:
-    """Build the data, train every cell, run the analyses; returns the markdown tables by name (also written to
-    ``<output>/tables.md`` and logged to the MLflow parent run)."""
-    from parabit.elgohary import analyses
-    from parabit.pipeline import load_pipeline
-    from parabit.ray_runtime import init_ray
-
+def run_reproduction(config: ReproductionConfig, data_paths: dict[str, str]) -> dict[str, str]:
+    """Train every cell on ``data_paths`` (condition → phrase data, :func:`phrase_data_paths`), run the analyses;
+    returns the markdown tables by name (also written to ``<output>/tables.md`` and logged to the MLflow parent
+    run)."""
     init_ray()
-    phrases = load_config(PhrasesConfig, PROJECT_ROOT / config.phrases_config)
-    if {"bilingual_phrases", "pivot_paraphrases"} & set(config.conditions):
-        load_pipeline("phrases").run(phrases)
-    data_paths = phrase_data_paths(phrases)
-
-    tracker = RunTracker(config.experiment, config.name, tags={"parabit.kind": "reproduction"})
+    tracker = RunTracker(config.experiment, config.name, tags={tags.KIND: "reproduction"})
     tracker.start()
     tracker.log_params({"max_pairs": config.max_pairs, "epochs": config.epochs, "conditions": config.conditions,
                         "objectives": config.objectives, "jbi": config.jbi, "jpa": config.jpa})

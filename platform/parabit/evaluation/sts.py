@@ -58,23 +58,3 @@ class STSEvaluator:
             scores.extend(per_subset)
             scores.extend(year_averages(benchmark, per_subset))
         return scores
-
-
-# Development sets for model selection: STS 2016 (Wieting et al.) or the 2012 SMT-europarl training file
-# (Elgohary & Carpuat's tuning set).
-DEV_SETS = {
-    "sts2016": lambda: STSEvaluator((2016,)),
-    "sts2012-train-smteuroparl": lambda: STSEvaluator((2012,), split="train", subsets=("SMTeuroparl",)),
-}
-
-
-def dev_evaluator(name: str) -> STSEvaluator:
-    """The evaluator of a development set named in :data:`DEV_SETS`."""
-    if name not in DEV_SETS:
-        raise ValueError(f"unknown dev set {name!r}; choose one of {sorted(DEV_SETS)}")
-    return DEV_SETS[name]()
-
-
-def dev_score(scores: list[Score]) -> float:
-    """The single number model selection maximises: the mean Pearson r over the dev set's subsets."""
-    return next(s.value for s in scores if s.subset == "mean" and s.metric == "pearson")

@@ -1,7 +1,11 @@
-"""Training objectives: ``nn.Module``s mapping encoded batches to a scalar loss.
+"""Training objectives: ``nn.Module``s mapping encoded batches to a scalar loss, registered by name.
 
-Their inputs differ (see each class), so the registry only builds them: :func:`build_objective`.
-Regularisers are separate callables in :mod:`parabit.objectives.regularization`.
+Every class declares its ``role``, the inputs it takes: ``pair`` objectives score a batch of encoded pairs with
+negatives from the batch (``in_batch(g1, g2, generator)``; J_bi, J_pa), ``labelled_pair`` ones a pair against its
+gold label (MaLSTM), ``dictionary`` ones a definition's encoding against its word's vector. A recipe accepts the names
+of its role (:func:`objective_names`) and builds them with :func:`build_objective`; configs validate against the same
+registry, so :data:`OBJECTIVES` is the only place objective names live. Regularisers are separate callables in
+:mod:`parabit.objectives.regularization`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ OBJECTIVES: dict[str, type[nn.Module]] = {
 }
 
 
+def objective_names(role: str) -> tuple[str, ...]:
+    """The registered names of the objectives with ``role`` (``pair``, ``labelled_pair``, ``dictionary``)."""
+    return tuple(name for name, cls in OBJECTIVES.items() if cls.role == role)
+
+
 def build_objective(name: str, **options) -> nn.Module:
     """``OBJECTIVES[name](**options)``; an unknown name raises ValueError listing the valid ones."""
     if name not in OBJECTIVES:
@@ -42,6 +51,7 @@ __all__ = [
     "MaLSTMRegressionLoss",
     "ParaphraseMarginLoss",
     "build_objective",
+    "objective_names",
     "gather_negatives",
     "sample_random_negatives",
     "select_negatives",

@@ -38,12 +38,17 @@ class BilingualHingeLoss(nn.Module):
     :mod:`parabit.objectives.regularization`.
     """
 
-    def __init__(self, margin: float = 1.0, distance: str = "euclidean"):
+    role = "pair"
+
+    def __init__(self, margin: float = 1.0, distance: str = "euclidean", negatives: int = 1):
         super().__init__()
         if distance not in DISTANCES:
             raise ValueError(f"distance must be one of {', '.join(DISTANCES)}; got {distance!r}")
+        if negatives < 1:
+            raise ValueError(f"negatives must be at least 1; got {negatives}")
         self.margin = float(margin)
         self.distance = distance
+        self.negatives = int(negatives)
         self._distance = DISTANCES[distance]
 
     def forward(self, g1: torch.Tensor, g2: torch.Tensor, n1: torch.Tensor, n2: torch.Tensor) -> torch.Tensor:
@@ -54,8 +59,9 @@ class BilingualHingeLoss(nn.Module):
         return hinge.sum(dim=1).mean()
 
     def in_batch(
-        self, g1: torch.Tensor, g2: torch.Tensor, k: int, generator: torch.Generator | None = None
+        self, g1: torch.Tensor, g2: torch.Tensor, generator: torch.Generator | None = None, k: int | None = None
     ) -> torch.Tensor:
-        """The loss with k negatives per pair drawn from the other pairs of the batch (needs ``B >= 2``)."""
-        index = sample_random_negatives(g1.size(0), k, generator, device=g1.device)
+        """The loss with ``k`` (default: ``negatives``) negatives per pair drawn from the other pairs of the batch
+        (needs ``B >= 2``)."""
+        index = sample_random_negatives(g1.size(0), k or self.negatives, generator, device=g1.device)
         return self(g1, g2, g1[index], g2[index])

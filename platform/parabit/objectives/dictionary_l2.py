@@ -13,5 +13,7 @@ class DictionaryL2Loss(nn.Module):
     ``target`` too if it requires them; pass ``target.detach()`` to keep the word vectors fixed.
     """
 
+    role = "dictionary"
+
     def forward(self, encoded: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return (encoded - target).pow(2).sum(dim=-1).mean()

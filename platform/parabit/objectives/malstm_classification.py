@@ -19,6 +19,8 @@ class MaLSTMClassificationLoss(nn.Module):
     (0.5, or one chosen on dev data).
     """
 
+    role = "labelled_pair"
+
     @staticmethod
     def probability(h_a: torch.Tensor, h_b: torch.Tensor) -> torch.Tensor:
         return MaLSTMRegressionLoss.similarity(h_a, h_b)

@@ -18,6 +18,8 @@ class MaLSTMRegressionLoss(nn.Module):
     gradient; keep encodings small (Mueller & Thyagarajan's LSTMs use bounded hidden states).
     """
 
+    role = "labelled_pair"
+
     def __init__(self, low: float = 1.0, high: float = 5.0):
         super().__init__()
         if not high > low:

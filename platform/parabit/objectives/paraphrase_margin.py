@@ -21,6 +21,8 @@ class ParaphraseMarginLoss(nn.Module):
     and returns the loss. Regularisers are separate: :mod:`parabit.objectives.regularization`.
     """
 
+    role = "pair"
+
     def __init__(self, margin: float = 0.4, strategy: str = "max"):
         super().__init__()
         if strategy not in STRATEGIES:
@@ -39,9 +41,9 @@ class ParaphraseMarginLoss(nn.Module):
         self,
         g1: torch.Tensor,
         g2: torch.Tensor,
+        generator: torch.Generator | None = None,
         *,
         strategy: str | None = None,
-        generator: torch.Generator | None = None,
     ) -> torch.Tensor:
         """Select negatives in the batch (``strategy`` defaults to the constructor's) and return the loss."""
         t1_index, t2_index = select_negatives(g1, g2, strategy or self.strategy, generator)

@@ -6,23 +6,18 @@ message that says what to do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+
+from parabit.config import Config
 from parabit.paths import output_root
-from parabit.pipeline.config import SourceConfig, _entries
-from parabit.text.tokenize import TOKENIZERS
-
-SYMMETRISATIONS = ("grow-diag-final-and", "grow-diag-final", "intersection", "union")
+from parabit.pipeline.config import SourceConfig
+from parabit.text.tokenize import TokenizerName
 
 
-def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value}")
-
-
-@dataclass
-class AlignConfig:
+class AlignConfig(Config):
     """Word alignment with eflomal, one model fitted per shard of ``shard_size`` sentence pairs.
 
     eflomal estimates its lexical statistics from all the sentences it is given at once, so a shard is one
@@ -33,33 +28,19 @@ class AlignConfig:
     two directions: ``grow-diag-final-and`` (Moses' default), ``grow-diag-final``, ``intersection`` or ``union``.
     """
 
-    shard_size: int = 80_000
-    model: int = 3
-    n_samplers: int = 2
-    rel_iterations: float = 1.0
-    null_prior: float = 0.2
-    symmetrisation: str = "grow-diag-final-and"
-    max_tokens: int = 80
-    tokenizer: str = "regexp"
+    shard_size: PositiveInt = 80_000
+    model: Literal[1, 2, 3] = 3
+    n_samplers: PositiveInt = 2
+    rel_iterations: PositiveFloat = 1.0
+    null_prior: float = Field(0.2, ge=0, le=1)
+    symmetrisation: Literal["grow-diag-final-and", "grow-diag-final", "intersection", "union"] = "grow-diag-final-and"
+    max_tokens: PositiveInt = 80
+    tokenizer: TokenizerName = "regexp"
     lowercase: bool = True
-    cpus_per_shard: float = 1.0
-
-    def __post_init__(self):
-        _check_positive("align.shard_size", self.shard_size)
-        if self.model not in (1, 2, 3):
-            raise ValueError(f"align.model is {self.model}; choose 1 (IBM1), 2 (HMM) or 3 (HMM + fertility)")
-        _check_positive("align.n_samplers", self.n_samplers)
-        _check_positive("align.rel_iterations", self.rel_iterations)
-        _check_positive("align.max_tokens", self.max_tokens)
-        _check_positive("align.cpus_per_shard", self.cpus_per_shard)
-        if self.symmetrisation not in SYMMETRISATIONS:
-            raise ValueError(f"align.symmetrisation is {self.symmetrisation!r}; choose one of {list(SYMMETRISATIONS)}")
-        if self.tokenizer not in TOKENIZERS:
-            raise ValueError(f"align.tokenizer is {self.tokenizer!r}; choose one of {sorted(TOKENIZERS)}")
+    cpus_per_shard: PositiveFloat = 1.0
 
 
-@dataclass
-class PhraseTableConfig:
+class PhraseTableConfig(Config):
     """Moses-style phrase extraction and the phrase table.
 
     Every phrase pair consistent with the alignment with at most ``max_length`` tokens on each side is counted
@@ -68,21 +49,13 @@ class PhraseTableConfig:
     probabilities below ``min_probability`` are pruned (rejected with the reason).
     """
 
-    max_length: int = 7
-    batch_size: int = 10_000
-    min_count: int = 2
-    min_probability: float = 0.0
-
-    def __post_init__(self):
-        _check_positive("phrase_table.max_length", self.max_length)
-        _check_positive("phrase_table.batch_size", self.batch_size)
-        _check_positive("phrase_table.min_count", self.min_count)
-        if not 0 <= self.min_probability <= 1:
-            raise ValueError(f"phrase_table.min_probability must be in [0, 1], got {self.min_probability}")
+    max_length: PositiveInt = 7
+    batch_size: PositiveInt = 10_000
+    min_count: PositiveInt = 2
+    min_probability: float = Field(0.0, ge=0, le=1)
 
 
-@dataclass
-class PivotConfig:
+class PivotConfig(Config):
     """Pivot paraphrases (Bannard & Callison-Burch 2005): English phrases e1 ≠ e2 sharing a foreign phrase f,
     scored p(e2|e1) = Σ_f p(e2|f)·p(f|e1).
 
@@ -91,33 +64,26 @@ class PivotConfig:
     its phrase. ``drop_punctuation_only`` rejects pairs whose two sides differ only in punctuation.
     """
 
-    pivot_top_k: int = 20
-    top_k: int = 10
-    min_score: float = 0.01
+    pivot_top_k: PositiveInt = 20
+    top_k: PositiveInt = 10
+    min_score: float = Field(0.01, ge=0, le=1)
     drop_punctuation_only: bool = True
 
-    def __post_init__(self):
-        _check_positive("pivot.pivot_top_k", self.pivot_top_k)
-        _check_positive("pivot.top_k", self.top_k)
-        if not 0 <= self.min_score <= 1:
-            raise ValueError(f"pivot.min_score must be in [0, 1], got {self.min_score}")
 
-
-@dataclass
-class PhrasesConfig:
+class PhrasesConfig(Config):
     """The whole phrase pipeline. Outputs go to ``output_dir`` (default ``<output root>/pipelines/<name>``); one
     MLflow run per execution is logged to ``experiment``."""
 
-    name: str = "phrases_en_es"
+    name: str = Field("phrases_en_es", pattern=r"^[^/\s]+$")
     output_dir: str | None = None
     experiment: str = "parabit-pipelines"
-    sources: tuple[SourceConfig, ...] = (SourceConfig(format="tatoeba", lang="es"),)
-    align: AlignConfig = field(default_factory=AlignConfig)
-    phrase_table: PhraseTableConfig = field(default_factory=PhraseTableConfig)
-    pivot: PivotConfig = field(default_factory=PivotConfig)
+    sources: tuple[SourceConfig, ...] = Field(default_factory=lambda: (SourceConfig(format="tatoeba", lang="es"),))
+    align: AlignConfig = Field(default_factory=AlignConfig)
+    phrase_table: PhraseTableConfig = Field(default_factory=PhraseTableConfig)
+    pivot: PivotConfig = Field(default_factory=PivotConfig)
 
-    def __post_init__(self):
-        self.sources = _entries(SourceConfig, tuple(self.sources), "sources")
+    @model_validator(mode="after")
+    def _one_language(self):
         if not self.sources:
             raise ValueError("sources is empty: name at least one bitext input")
         langs = {source.lang for source in self.sources}
@@ -126,6 +92,7 @@ class PhrasesConfig:
         names = [source.path and Path(source.path).name for source in self.sources]
         if len(set(names)) != len(names):
             raise ValueError(f"sources must have distinct file names (row ids hash them); got {names}")
+        return self
 
     @property
     def lang(self) -> str:

@@ -1,4 +1,4 @@
-"""The back-translation pipeline's configuration: one dataclass per stage, checked when it is loaded.
+"""The back-translation pipeline's configuration: one config class per stage, checked when it is loaded.
 
 ``load_config(PipelineConfig, "jobs/configs/backtranslate_slice.yaml")`` fails at once, with a message that says what
 to do, on an unknown source format, translation engine, Apertium mode, filter name, filter option or threshold, so
@@ -9,62 +9,44 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from parabit.config import ConfigError, from_dict
+from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
+
+from parabit.config import Config, ConfigError
 from parabit.filters import Filter, FilterError, build_filter, filter_class
 from parabit.paths import data_root, output_root
 from parabit.translate import TranslatorError, translator_class
 
-SOURCE_FORMATS = ("tatoeba", "moses", "parquet")
 
-
-def _check_positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-
-
-def _entries(cls: type, values: tuple, where: str) -> tuple:
-    """YAML gives a list of mappings where a tuple of dataclasses is declared; build them with precise errors."""
-    return tuple(v if isinstance(v, cls) else from_dict(cls, v, where=f"{where}[{i}]") for i, v in enumerate(values))
-
-
-@dataclass
-class SourceConfig:
+class SourceConfig(Config):
     """One bitext input. ``format``: ``tatoeba`` (``english TAB foreign`` lines; ``path`` defaults to the shipped
     Tatoeba file of ``lang``), ``moses`` (``path`` the English file, ``foreign_path`` the line-aligned foreign file) or
     ``parquet`` (columns ``en`` and ``foreign``). Relative paths are under the data root (``$PARABIT_DATA``).
     ``limit`` keeps the first that many pairs."""
 
-    format: str = "tatoeba"
+    format: Literal["tatoeba", "moses", "parquet"] = "tatoeba"
     path: str | None = None
     foreign_path: str | None = None
     lang: str = "es"
-    limit: int | None = None
+    limit: PositiveInt | None = None
 
-    def __post_init__(self):
-        if self.format not in SOURCE_FORMATS:
-            raise ValueError(f"source format {self.format!r} is unknown; choose one of {list(SOURCE_FORMATS)}")
+    @model_validator(mode="after")
+    def _paths(self):
         if self.format != "tatoeba" and not self.path:
             raise ValueError(f"a {self.format} source needs 'path' (the file to read)")
         if (self.format == "moses") != bool(self.foreign_path):
             raise ValueError("'foreign_path' (the line-aligned foreign file) is required for, and only for, "
                              "moses sources")
-        if self.limit is not None:
-            _check_positive("source limit", self.limit)
+        return self
 
     def resolve(self, path: str) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else data_root() / candidate
 
 
-TRANSLATION_MODES = ("backtranslate", "roundtrip")
-
-
-@dataclass
-class TranslationConfig:
+class TranslationConfig(Config):
     """How the English paraphrase of each pair is made, by ``engine`` built with ``options`` (Apertium: ``mode``,
     ``timeout_s``; marian-pt: ``threads``, ``postprocess``; hf-marian: ``model_dir``, ``batch_size``, ``num_beams``,
     ``max_new_tokens``, ``device``).
@@ -79,16 +61,15 @@ class TranslationConfig:
 
     engine: str = "apertium"
     direction: str = "es-en"
-    options: dict = field(default_factory=lambda: {"mode": "spa-eng"})
-    mode: str = "backtranslate"
-    actors: int = 1
-    cpus_per_actor: float = 0.5
-    gpus_per_actor: float = 0
-    batch_size: int = 1000
+    options: dict = Field(default_factory=lambda: {"mode": "spa-eng"})
+    mode: Literal["backtranslate", "roundtrip"] = "backtranslate"
+    actors: PositiveInt = 1
+    cpus_per_actor: PositiveFloat = 0.5
+    gpus_per_actor: NonNegativeFloat = 0
+    batch_size: PositiveInt = 1000
 
-    def __post_init__(self):
-        if self.mode not in TRANSLATION_MODES:
-            raise ValueError(f"translation.mode {self.mode!r} is unknown; choose one of {list(TRANSLATION_MODES)}")
+    @model_validator(mode="after")
+    def _engine_can_translate(self):
         languages = self.direction.split("-")
         if self.mode == "backtranslate" and (len(languages) != 2 or not all(languages)):
             raise ValueError(f"translation.direction must look like 'es-en' in backtranslate mode, "
@@ -102,11 +83,7 @@ class TranslationConfig:
                 translator_class(self.engine).check_options(src, tgt, self.options)
         except TranslatorError as err:
             raise ValueError(f"translation: {err}") from None
-        _check_positive("translation.actors", self.actors)
-        _check_positive("translation.cpus_per_actor", self.cpus_per_actor)
-        _check_positive("translation.batch_size", self.batch_size)
-        if self.gpus_per_actor < 0:
-            raise ValueError(f"translation.gpus_per_actor must be 0 or more, got {self.gpus_per_actor}")
+        return self
 
     @property
     def legs(self) -> list[tuple[str, str]]:
@@ -121,15 +98,15 @@ class TranslationConfig:
         return languages[0], languages[-1]
 
 
-@dataclass
-class FilterConfig:
+class FilterConfig(Config):
     """One filter from ``parabit.filters.FILTERS`` with its constructor ``options`` and ``accept`` ``thresholds``."""
 
     name: str
-    options: dict = field(default_factory=dict)
-    thresholds: dict = field(default_factory=dict)
+    options: dict = Field(default_factory=dict)
+    thresholds: dict = Field(default_factory=dict)
 
-    def __post_init__(self):
+    @model_validator(mode="after")
+    def _known_filter(self):
         try:
             build_filter(self.name, **self.options)
         except FilterError as err:
@@ -138,40 +115,38 @@ class FilterConfig:
         if unknown:
             raise ValueError(f"filter {self.name!r} has no threshold(s) {sorted(unknown)}; "
                              f"its thresholds are {sorted(filter_class(self.name).threshold_names())}")
+        return self
 
 
 def _default_filters() -> tuple[FilterConfig, ...]:
     return (
-        FilterConfig("length", thresholds={"min_tokens": 1, "max_tokens": 40}),
-        FilterConfig("length_ratio", thresholds={"max_ratio": 2.0}),
-        FilterConfig("ngram_overlap", {"order": 1}, {"maximum": 0.95}),
-        FilterConfig("ngram_overlap", {"order": 2}),
-        FilterConfig("ngram_overlap", {"order": 3}),
-        FilterConfig("bleu"),
-        FilterConfig("lm"),
-        FilterConfig("classifier"),
+        FilterConfig(name="length", thresholds={"min_tokens": 1, "max_tokens": 40}),
+        FilterConfig(name="length_ratio", thresholds={"max_ratio": 2.0}),
+        FilterConfig(name="ngram_overlap", options={"order": 1}, thresholds={"maximum": 0.95}),
+        FilterConfig(name="ngram_overlap", options={"order": 2}),
+        FilterConfig(name="ngram_overlap", options={"order": 3}),
+        FilterConfig(name="bleu"),
+        FilterConfig(name="lm"),
+        FilterConfig(name="classifier"),
     )
 
 
-@dataclass
-class ScoreConfig:
+class ScoreConfig(Config):
     """Scoring: every filter in ``filters`` adds its score column(s). ``holdout_fraction`` of the pairs (chosen by
     ``row_id``, so the same ones every run) are set aside to fit the language model and the classifier, and are not
     used for training pairs."""
 
-    filters: tuple[FilterConfig, ...] = field(default_factory=_default_filters)
-    holdout_fraction: float = 0.05
-    batch_size: int = 2000
+    filters: tuple[FilterConfig, ...] = Field(default_factory=_default_filters)
+    holdout_fraction: float = Field(0.05, gt=0, lt=1)
+    batch_size: PositiveInt = 2000
 
-    def __post_init__(self):
-        self.filters = _entries(FilterConfig, tuple(self.filters), "score.filters")
-        if not 0 < self.holdout_fraction < 1:
-            raise ValueError(f"score.holdout_fraction must be in (0, 1), got {self.holdout_fraction}")
-        _check_positive("score.batch_size", self.batch_size)
+    @model_validator(mode="after")
+    def _distinct_columns(self):
         columns = self.score_columns
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:
             raise ValueError(f"score.filters write column(s) {repeated} more than once; remove the repeated filter")
+        return self
 
     def build_filters(self) -> list[Filter]:
         """Fresh (unfitted) filter instances, in configuration order."""
@@ -184,41 +159,35 @@ class ScoreConfig:
     def scoring_settings(self) -> dict:
         """What the scores depend on: filters with their options and the held-out share, but not thresholds, so a
         threshold sweep re-runs selection only."""
-        return {"filters": [(f.name, f.options) for f in self.filters], "holdout_fraction": self.holdout_fraction}
+        return {"filters": [[f.name, f.options] for f in self.filters], "holdout_fraction": self.holdout_fraction}
 
     def thresholds(self) -> list[tuple[str, dict, dict]]:
-        return [(f.name, f.options, f.thresholds) for f in self.filters]
+        return [[f.name, f.options, f.thresholds] for f in self.filters]
 
 
-@dataclass
-class SelectConfig:
+class SelectConfig(Config):
     """Selection: pairs passing every filter's thresholds (and, with ``drop_identical``, whose back-translation
     differs from the reference) are sampled down to ``sample_size`` with ``seed`` (None keeps them all)."""
 
-    sample_size: int | None = 24_000
+    sample_size: PositiveInt | None = 24_000
     seed: int = 13
     drop_identical: bool = True
 
-    def __post_init__(self):
-        if self.sample_size is not None:
-            _check_positive("select.sample_size", self.sample_size)
 
-
-@dataclass
-class PipelineConfig:
+class PipelineConfig(Config):
     """The whole back-translation pipeline. Outputs go to ``output_dir`` (default
     ``<output root>/pipelines/<name>``); one MLflow run per execution is logged to ``experiment``."""
 
-    name: str = "backtranslate"
+    name: str = Field("backtranslate", pattern=r"^[^/\s]+$")
     output_dir: str | None = None
     experiment: str = "parabit-pipelines"
-    sources: tuple[SourceConfig, ...] = field(default_factory=lambda: (SourceConfig(),))
-    translation: TranslationConfig = field(default_factory=TranslationConfig)
-    score: ScoreConfig = field(default_factory=ScoreConfig)
-    select: SelectConfig = field(default_factory=SelectConfig)
+    sources: tuple[SourceConfig, ...] = Field(default_factory=lambda: (SourceConfig(),))
+    translation: TranslationConfig = Field(default_factory=TranslationConfig)
+    score: ScoreConfig = Field(default_factory=ScoreConfig)
+    select: SelectConfig = Field(default_factory=SelectConfig)
 
-    def __post_init__(self):
-        self.sources = _entries(SourceConfig, tuple(self.sources), "sources")
+    @model_validator(mode="after")
+    def _consistent(self):
         if not self.sources:
             raise ValueError("sources is empty; list at least one bitext source")
         names = [source.path and Path(source.path).name for source in self.sources]
@@ -235,15 +204,20 @@ class PipelineConfig:
             raise ValueError(f"filter(s) {costed} need per-token translation costs, which engine "
                              f"{self.translation.engine!r} does not provide; remove them from score.filters or use "
                              "an engine that reports costs")
+        return self
 
     @property
     def output_path(self) -> Path:
         return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "pipelines" / self.name
 
 
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else str(value)
+
+
 def fingerprint(*parts: Any) -> str:
-    """A short stable hash of config sections (dataclasses, mappings, plain values), to tell if a stage is stale."""
-    text = json.dumps(parts, sort_keys=True, default=lambda value: asdict(value) if is_dataclass(value) else str(value))
+    """A short stable hash of config sections (configs, mappings, plain values), to tell if a stage is stale."""
+    text = json.dumps(parts, sort_keys=True, default=_plain)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -1,33 +1,38 @@
-"""Running a named pipeline: its stages in order, each exactly once, with one MLflow run for the execution.
+"""Running a pipeline: its stages in order, each exactly once, with one MLflow run for the execution.
 
-Named pipelines live in ``<project>/pipelines/<name>.py``, a folder of pipeline *definitions* (which stages, in
-which order) that is not an installed package; :func:`load_pipeline` imports one by name. The definitions only
-assemble stages in the driver: every function Ray ships to workers lives in ``parabit.pipeline``, which workers can
-import, so a definition file never has to be on the workers' path.
+A pipeline definition (the ``pipelines`` package: which stages, in which order) opens a :class:`PipelineRun` and
+calls :meth:`PipelineRun.stage` per stage. Every function Ray ships to workers lives in ``parabit.pipeline``, so the
+definitions only assemble stages in the driver.
+
+One name, one live run: the run holds a lock on its output folder (a second execution of the same pipeline at once
+is refused), and an execution after a killed one (its MLflow run left ``RUNNING``) takes that run over instead of
+opening a second one.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from mlflow.tracking import MlflowClient
+
 from parabit.config import to_dict
-from parabit.paths import PROJECT_ROOT
-from parabit.pipeline.config import PipelineConfig, fingerprint
+from parabit.pipeline.config import fingerprint
 from parabit.pipeline.stage import StageOutput, run_stage
 from parabit.pipeline.stats import HISTOGRAM_FILE, STATS_FILE, write_stats
 from parabit.ray_runtime import init_ray
+from parabit.runlock import exclusive_run
+from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
+from parabit.tracking.store import tracking_uri
 
 log = logging.getLogger(__name__)
 
-PIPELINES_DIR = PROJECT_ROOT / "pipelines"
-OUTPUT_TAG = "parabit.pipeline_output"
+OUTPUT_TAG = tags.PIPELINE_OUTPUT
+LOCK_FILE = ".parabit-run.lock"
 
 
 @dataclass(frozen=True)
@@ -40,28 +45,59 @@ class PipelineResult:
     run_id: str | None
 
 
+def stale_run(experiment: str, name: str, uri: str | None = None) -> str | None:
+    """The id of a ``RUNNING`` pipeline run named ``name`` that a killed execution left behind, if there is one."""
+    try:
+        client = MlflowClient(uri or tracking_uri())
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            return None
+        runs = client.search_runs([found.experiment_id], f"tags.`{tags.PIPELINE}` = '{name}' and "
+                                  "attributes.status = 'RUNNING'", order_by=["start_time DESC"], max_results=1)
+    except Exception as err:  # noqa: BLE001 - an unreachable store only means no run to take over
+        log.warning("could not look for a stale run of %s (%s)", name, err)
+        return None
+    return runs[0].info.run_id if runs else None
+
+
 class PipelineRun:
     """One execution of a pipeline: starts Ray and an MLflow run, runs stages, then writes and logs the stats.
 
-    Use as a context manager; the MLflow run ends FAILED if the block raises. Stage outputs go under
-    ``config.output_path/<stage name>`` (see :mod:`parabit.pipeline.stage`).
+    Use as a context manager; the MLflow run ends ``FAILED`` if the block raises, ``KILLED`` on Ctrl-C / SIGTERM.
+    Stage outputs go under ``config.output_path/<stage name>`` (see :mod:`parabit.pipeline.stage`).
     """
 
-    def __init__(self, config: PipelineConfig):
+    def __init__(self, config: Any):
         self.config = config
         self.root = config.output_path
         self.stages: dict[str, StageOutput] = {}
-        self.tracker = RunTracker(config.experiment, run_name=config.name)
+        self.tracker: RunTracker | None = None
+        self._lock = None
+        self._closing = None
 
     def __enter__(self) -> "PipelineRun":
+        self._lock = exclusive_run(self.root / LOCK_FILE, f"pipeline {self.config.name}")
+        self._lock.__enter__()
         init_ray()
+        previous = stale_run(self.config.experiment, self.config.name)
+        self.tracker = RunTracker(self.config.experiment, run_name=self.config.name, run_id=previous,
+                                  tags={tags.KIND: "pipeline", tags.PIPELINE: self.config.name,
+                                        tags.PIPELINE_DIR: str(self.root)})
         self.tracker.start()
-        self.tracker.log_params(to_dict(self.config))
-        self.tracker.set_tags({"parabit.pipeline": self.config.name, "parabit.pipeline_dir": str(self.root)})
+        if previous is None:
+            self.tracker.log_params(to_dict(self.config))
+        else:
+            log.info("taking over the MLflow run %s that a killed execution of %s left open", previous,
+                     self.config.name)
+        self._closing = self.tracker.closing()
+        self._closing.__enter__()
         return self
 
-    def __exit__(self, exc_type, *_) -> None:
-        self.tracker.finish("FINISHED" if exc_type is None else "FAILED")
+    def __exit__(self, *exc_info) -> bool:
+        try:
+            return bool(self._closing.__exit__(*exc_info))
+        finally:
+            self._lock.__exit__(*exc_info)
 
     def stage(self, name: str, compute: Callable[[Path], int], settings: Any,
               upstream: Sequence[StageOutput] = ()) -> StageOutput:
@@ -83,15 +119,3 @@ class PipelineRun:
         self.tracker.log_artifact(folder / HISTOGRAM_FILE, "stats")
         self.tracker.set_tags({OUTPUT_TAG: str(output)})
         return PipelineResult(output, dict(self.stages), stats, self.tracker.run_id)
-
-
-def load_pipeline(name: str) -> ModuleType:
-    """Import the pipeline definition ``pipelines/<name>.py``; it exposes ``run(config) -> PipelineResult``."""
-    path = PIPELINES_DIR / f"{name}.py"
-    if not path.is_file():
-        available = sorted(p.stem for p in PIPELINES_DIR.glob("*.py") if not p.stem.startswith("_"))
-        raise ValueError(f"no pipeline named {name!r} in {PIPELINES_DIR}; available: {available}")
-    spec = importlib.util.spec_from_file_location(f"pipelines.{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -15,48 +15,54 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
+from parabit.config import Config
 from parabit.data.sick import SICK_FILES, SICKPair, read_sick
 from parabit.paths import output_root
 from parabit.pipeline.config import fingerprint
 from parabit.pipeline.stage import DATA, REJECTS, StageOutput, reject_rows, run_stage, write_rejects
-from parabit.translate import build_translator, translator_class
+from parabit.translate import TranslatorError, build_translator, translator_class
 
 log = logging.getLogger(__name__)
 
 STAGE = "translate"
 
 
-@dataclass
-class SICKTranslationConfig:
+class SICKTranslationConfig(Config):
     """Which SICK splits to translate into ``lang`` with ``engine`` (built with ``options``), ``batch_size``
     distinct sentences at a time. ``max_pairs_per_split`` keeps the first pairs of each split (tests, quick looks).
     Output under ``output`` (default ``<output_root>/pipelines/<name>``)."""
 
-    name: str = "sick-es"
+    name: str = Field("sick-es", pattern=r"^[^/\s]+$")
     lang: str = "es"
     engine: str = "apertium"
-    options: dict = field(default_factory=lambda: {"mode": "eng-spa"})
+    options: dict = Field(default_factory=lambda: {"mode": "eng-spa"})
     splits: tuple[str, ...] = ("train", "trial", "test")
-    max_pairs_per_split: int | None = None
-    batch_size: int = 1000
+    max_pairs_per_split: PositiveInt | None = None
+    batch_size: PositiveInt = 1000
     output: str | None = None
 
-    def __post_init__(self):
-        unknown = sorted(set(self.splits) - set(SICK_FILES))
-        if unknown or not self.splits:
-            raise ValueError(f"splits {list(self.splits)}: use some of {sorted(SICK_FILES)}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {self.batch_size}")
-        if self.max_pairs_per_split is not None and self.max_pairs_per_split < 1:
-            raise ValueError(f"max_pairs_per_split must be positive (or null for all), got {self.max_pairs_per_split}")
-        translator_class(self.engine).check_options("en", self.lang, self.options)
+    @field_validator("splits")
+    @classmethod
+    def _sick_splits(cls, splits: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(splits) - set(SICK_FILES))
+        if unknown or not splits:
+            raise ValueError(f"splits {list(splits)}: use some of {sorted(SICK_FILES)}")
+        return splits
+
+    @model_validator(mode="after")
+    def _engine_can_translate(self):
+        try:
+            translator_class(self.engine).check_options("en", self.lang, self.options)
+        except TranslatorError as err:
+            raise ValueError(str(err)) from None
+        return self
 
     @property
     def output_path(self) -> Path:
@@ -116,7 +122,7 @@ def translate_sick(config: SICKTranslationConfig, workdir: Path) -> int:
 
 def run_sick_translation(config: SICKTranslationConfig) -> StageOutput:
     """Translate SICK exactly once: a complete output made with the same configuration is reused as it is."""
-    settings = {k: v for k, v in asdict(config).items() if k != "output"}
+    settings = config.model_dump(mode="json", exclude={"output"})
     return run_stage(config.output_path, STAGE, fingerprint(settings),
                      lambda workdir: translate_sick(config, workdir))
 

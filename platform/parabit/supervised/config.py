@@ -1,18 +1,19 @@
 """The supervised Siamese training configuration (Bao et al. 2018; Mueller & Thyagarajan 2016).
 
-Load with ``load_config(SiameseConfig, "jobs/configs/siamese/sick_en_attsialstm.yaml")``. Sections that mean the
-same as in unsupervised training (``optim``, ``scaling``, ``tracking``) reuse :mod:`parabit.training.config`.
+Recipe ``siamese``. Load with ``load_config(SiameseConfig, "jobs/configs/siamese/sick_en.yaml")``. The sections every
+run has (``optim``, ``scaling``, ``tracking``) are the training kernel's (:mod:`parabit.training.config`); the
+defaults differ (20 epochs, batch 64, gradients clipped at 1, the best-on-dev epoch tested).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Literal
 
-from parabit.training.config import OptimConfig, ScalingConfig, TrackingConfig, _check_choice, _check_positive
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
-TASKS = ("sick", "msrp")
-LANGUAGES = ("en", "es", "en-es")
-INITS = ("glove", "space", "random")
+from parabit.config import Config
+from parabit.text.tokenize import TokenizerName
+from parabit.training.config import RunConfig
 
 # Bao et al.'s four models: the Siamese encoder each one shares between its two sentences.
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -23,8 +24,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 }
 
 
-@dataclass
-class SiameseDataConfig:
+class SiameseDataConfig(Config):
     """Which labelled pairs, in which languages, cut to how many tokens.
 
     ``task``: ``sick`` (relatedness 1–5: train → trial as dev → test) or ``msrp`` (paraphrase 0/1: train minus a
@@ -34,26 +34,21 @@ class SiameseDataConfig:
     Table II tunes it over 15/20/25). ``max_pairs_per_split``: the first pairs of each split only (quick runs, tests).
     """
 
-    task: str = "sick"
-    language: str = "en"
+    task: Literal["sick", "msrp"] = "sick"
+    language: Literal["en", "es", "en-es"] = "en"
     translated_path: str = "outputs/pipelines/sick-es/translate"
-    max_length: int = 25
-    dev_fraction: float = 0.1
-    max_pairs_per_split: int | None = None
-    tokenizer: str = "regexp"
+    max_length: PositiveInt = 25
+    dev_fraction: float = Field(0.1, gt=0.0, lt=1.0)
+    max_pairs_per_split: PositiveInt | None = None
+    tokenizer: TokenizerName = "regexp"
     lowercase: bool = True
     seed: int = 13
 
-    def __post_init__(self):
-        _check_choice("data.task", self.task, TASKS)
-        _check_choice("data.language", self.language, LANGUAGES)
+    @model_validator(mode="after")
+    def _msrp_is_english(self):
         if self.task == "msrp" and self.language != "en":
             raise ValueError("data.language: MSRP is English only; set data.language: en (or data.task: sick)")
-        _check_positive("data.max_length", self.max_length)
-        if not 0.0 < self.dev_fraction < 1.0:
-            raise ValueError(f"data.dev_fraction must be in (0, 1), got {self.dev_fraction}")
-        if self.max_pairs_per_split is not None:
-            _check_positive("data.max_pairs_per_split", self.max_pairs_per_split)
+        return self
 
     @property
     def languages(self) -> tuple[str, str]:
@@ -61,8 +56,7 @@ class SiameseDataConfig:
         return {"en": ("en", "en"), "es": ("es", "es"), "en-es": ("en", "es")}[self.language]
 
 
-@dataclass
-class SiameseModelConfig:
+class SiameseModelConfig(Config):
     """The shared encoder: one of Bao et al.'s four ``variant``s, ``hidden_size`` units per direction (50 in the
     paper), over ``dim``-d word vectors.
 
@@ -72,24 +66,21 @@ class SiameseModelConfig:
     start as N(0, ``init_std``²). ``train_embeddings``: fine-tune the word table (off: fixed vectors, as MaLSTM).
     """
 
-    variant: str = "attsialstm"
-    hidden_size: int = 50
-    dim: int = 50
-    init: str = "glove"
+    variant: Literal["sialstm", "siabilstm", "attsialstm", "attsiabilstm"] = "attsialstm"
+    hidden_size: PositiveInt = 50
+    dim: PositiveInt = 50
+    init: Literal["glove", "space", "random"] = "glove"
     space: str | None = None
-    init_std: float = 0.5
+    init_std: PositiveFloat = 0.5
     train_embeddings: bool = False
 
-    def __post_init__(self):
-        _check_choice("model.variant", self.variant, tuple(VARIANTS))
-        _check_choice("model.init", self.init, INITS)
-        _check_positive("model.hidden_size", self.hidden_size)
-        _check_positive("model.dim", self.dim)
-        _check_positive("model.init_std", self.init_std)
+    @model_validator(mode="after")
+    def _init_needs(self):
         if self.init == "glove" and self.dim != 50:
             raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
         if self.init == "space" and not self.space:
             raise ValueError("model.init 'space' needs model.space: an embedder folder or a models:/ URI")
+        return self
 
     @property
     def encoder(self) -> tuple[str, dict]:
@@ -98,38 +89,34 @@ class SiameseModelConfig:
         return name, {**options, "hidden_size": self.hidden_size}
 
 
-@dataclass
-class SiameseConfig:
-    """A whole supervised run. ``name`` identifies it: re-running with the same name resumes from its last checkpoint.
+class SiameseConfig(RunConfig):
+    """A supervised run (recipe ``siamese``). ``name`` identifies it: re-running with the same name resumes.
 
-    The objective follows the task: MaLSTM regression (MSE of ``1 + 4·exp(−‖h_a − h_b‖₁)`` against the 1–5 gold) for
-    SICK, binary cross-entropy of ``exp(−‖h_a − h_b‖₁)`` against the paraphrase label for MSRP, whose decision
-    threshold is then chosen on dev. After every epoch the dev set is scored (``dev_score``: Pearson r on SICK
-    trial, accuracy on the MSRP dev split); the epoch with the best ``dev_score`` is the model tested.
+    The objective follows the task (:attr:`objective`): MaLSTM regression (MSE of ``1 + 4·exp(−‖h_a − h_b‖₁)`` against
+    the 1–5 gold) for SICK, binary cross-entropy of ``exp(−‖h_a − h_b‖₁)`` against the paraphrase label for MSRP,
+    whose decision threshold is then chosen on dev. After every epoch the dev set is scored (``dev_score``: Pearson r
+    on SICK trial, accuracy on the MSRP dev split); the epoch with the best ``dev_score`` is the model tested.
     """
 
-    name: str = "siamese-sick-en-attsialstm"
-    seed: int = 1
-    data: SiameseDataConfig = field(default_factory=SiameseDataConfig)
-    model: SiameseModelConfig = field(default_factory=SiameseModelConfig)
-    optim: OptimConfig = field(default_factory=lambda: OptimConfig(lr=0.001, batch_size=64, epochs=20))
-    scaling: ScalingConfig = field(default_factory=ScalingConfig)
-    tracking: TrackingConfig = field(
-        default_factory=lambda: TrackingConfig(experiment="parabit-siamese", register_as=""))
-    clip_norm: float = 1.0
-    max_failures: int = 2
-    storage_path: str | None = None
+    section_defaults = {"optim": {"lr": 0.001, "batch_size": 64, "epochs": 20, "clip_norm": 1.0},
+                        "tracking": {"experiment": "parabit-siamese", "register_as": ""}}
 
-    def __post_init__(self):
-        if not self.name or "/" in self.name:
-            raise ValueError(f"name {self.name!r} must be a non-empty run name without '/'")
-        _check_positive("clip_norm", self.clip_norm)
+    recipe: Literal["siamese"] = "siamese"
+    name: str = Field("siamese-sick-en-attsialstm", pattern=r"^[^/\s]+$")
+    data: SiameseDataConfig = Field(default_factory=SiameseDataConfig)
+    model: SiameseModelConfig = Field(default_factory=SiameseModelConfig)
+    selection: Literal["last", "best"] = "best"
+
+    @model_validator(mode="after")
+    def _glove_is_english(self):
         if self.model.init == "glove" and "en" not in self.data.languages:
             raise ValueError("model.init 'glove' has English vectors only; for data.language 'es' use "
                              "model.init: space with the bilingual space (jobs/configs/siamese/bilingual_space.yaml)")
         if self.model.init == "glove" and not self.data.lowercase:
             raise ValueError("model.init 'glove' needs data.lowercase: GloVe 6B words are lower-cased")
+        return self
 
     @property
     def objective(self) -> str:
+        """The registered objective of the task (``parabit.objectives``)."""
         return "malstm" if self.data.task == "sick" else "malstm_classification"

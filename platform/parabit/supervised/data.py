@@ -1,7 +1,8 @@
 """Labelled sentence pairs (SICK, SICK-es, cross-lingual SICK, MSRP) as token ids, prepared once and cached.
 
-``prepare_siamese_data(config)`` writes ``train.parquet`` (what Ray Train reads), ``dev.parquet`` and
-``test.parquet`` (scored on rank 0 / by the driver), each with the padded ids and lengths of both sentences and a
+``prepare_siamese_data(config)`` writes, in the kernel's prepared format (:mod:`parabit.training.prepared`),
+``pairs.parquet`` (the training split, what Ray Train reads), ``dev.parquet`` and ``test.parquet`` (scored on rank 0
+/ by the driver), each with the padded ids and lengths of both sentences and a
 ``label`` (SICK relatedness 1–5, or MSRP 0/1), plus the vocabulary and stats, under
 ``outputs/prepared-siamese/<hash>/``. The vocabulary covers the words of every split, each in its side's language
 namespace (pre-trained vectors reach test words too; words no vector covers start at random and, with a fixed word
@@ -14,7 +15,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from parabit.pipeline.stage import MANIFEST
 from parabit.supervised.config import SiameseDataConfig
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
-from parabit.training.data import PreparedData, _load_prepared, arrow_to_tensors, id_table, write_prepared
+from parabit.training.prepared import PreparedData, arrow_to_tensors, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,16 @@ def _cache_key(config: SiameseDataConfig) -> str:
     if config.task == "sick" and config.language != "en":
         manifest = translated_path(config) / MANIFEST
         source = manifest.read_text() if manifest.is_file() else ""
-    settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config), "source": source}, sort_keys=True)
+    settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json"), "source": source},
+                          sort_keys=True)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
 
 
 def prepare_siamese_data(config: SiameseDataConfig, cache_root: Path | None = None) -> PreparedData:
     """Tokenise every split, build the vocabulary, pad to ``config.max_length`` and cache (or reuse the cache)."""
     directory = (cache_root or output_root() / "prepared-siamese") / _cache_key(config)
-    if (directory / "stats.json").exists():
-        return _load_prepared(directory)
+    if PreparedData.is_complete(directory):
+        return PreparedData.load(directory)
     tokenizer = Tokenizer(config.tokenizer, lowercase=config.lowercase)
     lang_a, lang_b = config.languages
     splits = load_splits(config)
@@ -133,22 +135,14 @@ def prepare_siamese_data(config: SiameseDataConfig, cache_root: Path | None = No
         "vocab_size": len(vocab),
         "tokenizer": tokenizer.to_dict(),
         "max_tokens": config.max_length,
-        "config": asdict(config),
+        "config": config.model_dump(mode="json"),
     }
     # Ray Train reads ``pairs.parquet`` (PreparedData.pairs_path): the training split.
     write_prepared(directory, {"pairs": tables["train"], "dev": tables["dev"], "test": tables["test"]}, vocab, stats)
     log.info("prepared %s pairs in %s", {k: v["pairs"] for k, v in split_stats.items()}, directory)
-    return _load_prepared(directory)
-
-
-def split_path(prepared: PreparedData, split: str) -> Path:
-    return prepared.pairs_path if split == "train" else prepared.directory / f"{split}.parquet"
-
-
-def labelled_tensors(table: pa.Table) -> dict[str, np.ndarray]:
-    """A prepared split (or a Ray Data batch of one) as numpy: ids, lengths and ``label`` (float32)."""
-    return {**arrow_to_tensors(table), "label": table.column("label").to_numpy().astype(np.float32)}
+    return PreparedData.load(directory)
 
 
 def read_split(prepared: PreparedData, split: str) -> dict[str, np.ndarray]:
-    return labelled_tensors(pq.read_table(split_path(prepared, split)))
+    """A prepared split (``train``, ``dev``, ``test``) as numpy: ids, lengths and ``label``."""
+    return arrow_to_tensors(pq.read_table(prepared.table_path(split)))

@@ -1,4 +1,4 @@
-"""The Siamese model: one encoder shared by both sentences, the MaLSTM head, and its initial word table."""
+"""The Siamese model: one encoder shared by both sentences and the task's MaLSTM head, as one training module."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import torch
 
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder
-from parabit.objectives import MaLSTMClassificationLoss, MaLSTMRegressionLoss
+from parabit.objectives import MaLSTMRegressionLoss, build_objective
 from parabit.paths import PROJECT_ROOT
 from parabit.supervised.config import SiameseConfig, SiameseModelConfig
 from parabit.text.glove import glove_rows_for
 from parabit.text.vocab import Vocabulary
+from parabit.training.recipe import Step, TrainingModule
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +83,24 @@ def build_siamese_encoder(config: SiameseConfig, vocab: Vocabulary) -> tuple[Sen
     return encoder, spec, found
 
 
-def build_head(config: SiameseConfig) -> MaLSTMRegressionLoss | MaLSTMClassificationLoss:
-    """The task's MaLSTM objective: regression onto SICK's 1–5 scale, or BCE for MSRP."""
-    return MaLSTMRegressionLoss(1.0, 5.0) if config.data.task == "sick" else MaLSTMClassificationLoss()
+def build_head(config: SiameseConfig) -> torch.nn.Module:
+    """The task's MaLSTM objective (``config.objective``): regression onto SICK's 1–5 scale, or BCE for MSRP."""
+    return build_objective(config.objective)
+
+
+class SiameseModule(TrainingModule):
+    """``forward(batch, step)``: both sentences through the shared encoder, the head's loss against ``label``."""
+
+    def __init__(self, config: SiameseConfig, vocab: Vocabulary):
+        super().__init__()
+        self.encoder, self.spec, found = build_siamese_encoder(config, vocab)
+        self.head = build_head(config)
+        self.start_metrics = {f"init/words_covered_{lang}": float(count) for lang, count in found.items()}
+
+    def forward(self, batch: dict, step: Step) -> torch.Tensor:
+        h_a = self.encoder(batch["ids_a"], batch["len_a"])
+        h_b = self.encoder(batch["ids_b"], batch["len_b"])
+        return self.head(h_a, h_b, batch["label"])
 
 
 def predict(head, h_a: torch.Tensor, h_b: torch.Tensor) -> torch.Tensor:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Annotated
 
 from nltk.tokenize import ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
+from pydantic import AfterValidator
+
+from parabit.config import check_name
 
 # Penn-Treebank-like splits (clitics such as "n't", "'s" become their own tokens, as in the corpora GloVe
 # and PPDB were built from) at regular-expression speed: ~5x faster than nltk's Treebank tokenizer.
@@ -29,6 +33,10 @@ TOKENIZERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
     "treebank": lambda: TreebankWordTokenizer().tokenize,
     "wordpunct": lambda: WordPunctTokenizer().tokenize,
 }
+
+
+TokenizerName = Annotated[str, AfterValidator(lambda name: check_name(name, TOKENIZERS, "tokenizer"))]
+"""A config field naming a tokenizer of :data:`TOKENIZERS`."""
 
 
 class Tokenizer:

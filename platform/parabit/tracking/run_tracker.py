@@ -15,6 +15,7 @@ writes exactly the steps the run does not have yet, when the store is reachable,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -78,7 +79,10 @@ class RunTracker:
 
     # -- life cycle -----------------------------------------------------------------------------------------
     def start(self) -> str | None:
-        """Create (or re-open) the run; returns its id, or None if the store is unreachable for now."""
+        """Create the run, or re-open the one given (marked ``RUNNING`` again: a re-run takes over the run a killed
+        process left behind); returns its id, or None if the store is unreachable for now."""
+        if self.run_id is not None:
+            self._call("update_run", status="RUNNING")
         self._ensure_run()
         return self.run_id
 
@@ -94,6 +98,20 @@ class RunTracker:
             return False
         self.run_id = run.info.run_id
         return True
+
+    @contextlib.contextmanager
+    def closing(self):
+        """Close the run however the block ends: ``FINISHED``, ``KILLED`` on Ctrl-C / SIGTERM (``KeyboardInterrupt``,
+        ``SystemExit``), ``FAILED`` on any other exception (which is re-raised). No exit leaves it ``RUNNING``."""
+        try:
+            yield self
+        except (KeyboardInterrupt, SystemExit):
+            self.finish("KILLED")
+            raise
+        except BaseException:
+            self.finish("FAILED")
+            raise
+        self.finish()
 
     def finish(self, status: str = "FINISHED") -> bool:
         """Replay anything queued and close the run. Returns True when everything reached the store."""

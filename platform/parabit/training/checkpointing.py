@@ -1,7 +1,7 @@
-"""Per-epoch checkpoints of every parabit training loop (pairs, Siamese, BilDRL), and resuming from them.
+"""Per-epoch checkpoints of the training kernel (every recipe), and resuming from them.
 
-A checkpoint is a folder holding ``state.pt`` (model, optimisers, torch RNG, epoch, history and whatever else the loop
-keeps) and the loop's extras (e.g. the embedder). Ray Train lists the checkpoints a run committed in its
+A checkpoint is a folder holding ``state.pt`` (the training module, optimisers, torch RNG, epoch, history, the
+selected epoch) and ``embedder/``, the exported sentence embedder of the selected epoch (when the recipe exports one). Ray Train lists the checkpoints a run committed in its
 ``checkpoint_manager_snapshot.json``, written by the run's controller after a worker's checkpoint has been uploaded.
 A driver killed in between (the controller dies with it) leaves checkpoint folders the snapshot does not list, and
 Ray would then start that run over. So the driver hands the workers those newer folders
@@ -11,10 +11,12 @@ the newest of them that loads.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import ray.train
@@ -37,12 +39,12 @@ def training_state(model: torch.nn.Module, optimizers: Sequence[torch.optim.Opti
             "torch_rng": torch.get_rng_state(), **extra}
 
 
-def report_with_checkpoint(metrics: dict, state: dict, write_extras: Callable[[Path], None] | None = None) -> None:
-    """Report ``metrics`` to Ray Train with a checkpoint of ``state`` (and whatever ``write_extras(folder)`` adds)."""
+def report_with_checkpoint(metrics: dict, state: dict, embedder_dir: Path | None = None) -> None:
+    """Report ``metrics`` to Ray Train with a checkpoint of ``state`` (and a copy of the embedder folder, if any)."""
     with tempfile.TemporaryDirectory() as directory:
         torch.save(state, Path(directory) / CHECKPOINT_FILE)
-        if write_extras is not None:
-            write_extras(Path(directory))
+        if embedder_dir is not None and embedder_dir.is_dir():
+            shutil.copytree(embedder_dir, Path(directory) / EMBEDDER_DIR)
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
 
 
@@ -92,26 +94,41 @@ def finished_checkpoint(run_directory: Path, epochs: int) -> ray.train.Checkpoin
     return ray.train.Checkpoint.from_directory(str(folder)) if (folder / CHECKPOINT_FILE).is_file() else None
 
 
-def restore(model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], loop_config: dict) -> dict | None:
-    """On a resumed run, restore ``model``, ``optimizers`` and the torch RNG from the furthest checkpoint (Ray's, or
-    an unlisted one the driver passed in ``loop_config``) and return its whole state; on a fresh start None."""
-    state = _furthest_state(loop_config.get(UNLISTED_CHECKPOINTS_KEY, ()))
-    if state is None:
+def restore(module: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], loop_config: dict,
+            embedder_to: Path | None = None) -> dict | None:
+    """On a resumed run, restore ``module``, ``optimizers`` and the torch RNG from the furthest checkpoint (Ray's, or
+    an unlisted one the driver passed in ``loop_config``), copy its ``embedder/`` to ``embedder_to``, and return its
+    whole state; on a fresh start None."""
+    found = _furthest(loop_config.get(UNLISTED_CHECKPOINTS_KEY, ()))
+    if found is None:
         return None
-    model.load_state_dict(state["model"])
+    state, open_folder = found
+    module.load_state_dict(state["model"])
     for optimizer, optimizer_state in zip(optimizers, state["optimizers"]):
         optimizer.load_state_dict(optimizer_state)
     torch.set_rng_state(state["torch_rng"])
+    if embedder_to is not None:
+        with open_folder() as folder:
+            if (Path(folder) / EMBEDDER_DIR).is_dir():
+                shutil.rmtree(embedder_to, ignore_errors=True)
+                shutil.copytree(Path(folder) / EMBEDDER_DIR, embedder_to)
     return state
 
 
-def _furthest_state(unlisted: Sequence[str]) -> dict | None:
+def _furthest(unlisted: Sequence[str]):
+    """The state of the furthest checkpoint (Ray's latest, or the newest unlisted folder that loads) and a way to
+    open its folder; None on a fresh start."""
+    found = None
     checkpoint = ray.train.get_checkpoint()
-    states = [load_checkpoint_state(checkpoint)] if checkpoint is not None else []
+    if checkpoint is not None:
+        found = (load_checkpoint_state(checkpoint), checkpoint.as_directory)
     for folder in unlisted:
         try:
-            states.append(load_state(folder))
-            break
+            state = load_state(folder)
         except Exception as err:  # noqa: BLE001 - a folder cut short by the kill: try the one before it
             log.warning("not resuming from %s: it is incomplete (%s)", folder, err)
-    return max(states, key=lambda state: state["epoch"], default=None)
+            continue
+        if found is None or state["epoch"] > found[0]["epoch"]:
+            found = (state, lambda folder=folder: contextlib.nullcontext(folder))
+        break
+    return found

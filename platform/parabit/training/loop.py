@@ -1,40 +1,163 @@
-"""The per-worker training loop run by Ray Train's ``TorchTrainer``.
+"""The one per-worker training loop, run by Ray Train's ``TorchTrainer`` for every recipe.
 
-Each worker pulls its shard of the token-id dataset once (``get_dataset_shard``) into memory, then every epoch
-walks it in an order drawn from a generator seeded by (seed, epoch, rank): a resumed run sees exactly the batches
-an uninterrupted one would. Rank 0 alone evaluates on the dev years, logs to MLflow and writes checkpoints.
+Each worker reads its shard of every dataset once (``get_dataset_shard``) into memory, builds the recipe's training
+module from the run's seed, and walks its shard of ``train`` in an order seeded by (seed, epoch, rank), so a resumed
+run sees exactly the batches an uninterrupted one would. Each step: the module's loss, backward, the gradient
+exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard, the optimiser
+step. After each epoch rank 0 scores the dev set (:meth:`Recipe.validate`), keeps the selected epoch's exported
+embedder, logs to MLflow and writes a checkpoint.
 """
 
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import ray.train
 import ray.train.torch
 import torch
 
-from parabit.config import from_dict
-from parabit.embedder import SentenceEmbedder
-from parabit.evaluation.sts import dev_evaluator, dev_score
 from parabit.tracking.run_tracker import RunTracker
-from parabit.training.checkpointing import EMBEDDER_DIR, report_with_checkpoint, restore, training_state
-from parabit.training.config import TrainConfig
-from parabit.training.data import _load_prepared, arrow_to_tensors
-from parabit.training.model import PairModel, PairObjective, build_encoder, build_optimizers
+from parabit.training.batches import epoch_generator, load_shard, shuffled_batches, steps_per_epoch
+from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
+from parabit.training.exchange import GradientExchange
+from parabit.training.guard import Divergence, DivergenceGuard
+from parabit.training.optimizers import build_optimizers, sparse_parameters
+from parabit.training.recipe import Recipe, Step, TrainingModule
 
 log = logging.getLogger(__name__)
 
 STATUS_EVERY_SECONDS = 15.0
 
 
-def _load_shard(batch_size: int = 65_536) -> dict[str, torch.Tensor]:
-    shard = ray.train.get_dataset_shard("train")
-    tables = list(shard.iter_batches(batch_size=batch_size, batch_format="pyarrow"))
-    arrays = arrow_to_tensors(pa.concat_tables(tables))
-    return {name: torch.from_numpy(array) for name, array in arrays.items()}
+def train_loop_per_worker(loop_config: dict) -> None:
+    """Ray Train entry point. ``loop_config``: ``recipe`` (the :class:`Recipe` class), ``config`` (its config as plain
+    values), ``prepared_dir``, ``datasets`` (names), ``run_dir``, ``mlflow_run_id``, ``tracking_uri``,
+    ``submitted_at`` and the unlisted checkpoints (:mod:`parabit.training.checkpointing`)."""
+    recipe: Recipe = loop_config["recipe"].from_dict(loop_config["config"])
+    config = recipe.config
+    prepared = recipe.load_prepared(Path(loop_config["prepared_dir"]))
+    context = ray.train.get_context()
+    rank, world = context.get_world_rank(), context.get_world_size()
+    device = ray.train.torch.get_device()
+
+    torch.manual_seed(config.seed)
+    module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.gradient_exchange == "sparse_rows")
+    module = ray.train.torch.prepare_model(module, parallel_strategy=None)  # to the device; exchange is ours
+    optimizers = build_optimizers(module, config.optim)
+    exchange = GradientExchange(module)
+    guard = DivergenceGuard(module, distributed=world > 1)
+    sparse_ids = {id(p) for p in sparse_parameters(module)}
+    clipped = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]  # norms are dense
+
+    selected_dir = Path(tempfile.mkdtemp(prefix="parabit-selected-"))  # the selected epoch's exported embedder
+    start_epoch, history, resumes, selected = 0, [], 0, None
+    state = restore(module, optimizers, loop_config, embedder_to=selected_dir)
+    if state is not None:
+        start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
+        selected = state.get("selected")
+        if rank == 0:
+            log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
+
+    shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
+    steps = steps_per_epoch(len(shards["train"]["len_a"]), config.optim.batch_size)
+    nodes = _worker_nodes(world)
+    tracker = _tracker(loop_config, config, rank)
+    if tracker is not None:
+        tracker.set_tags({"parabit.worker_nodes": ",".join(nodes), "parabit.device": str(device)})
+        if start_epoch == 0 and module.start_metrics:
+            tracker.log_metrics(module.start_metrics)
+    # Epochs already in the MLflow run are not logged again: a worker (or driver) killed after logging an epoch but
+    # before its checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for
+    # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
+    logged = tracker.logged_steps("loss") if tracker is not None else None
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
+    # Start-up: from the driver calling fit() to this worker being ready for its first step (Ray Train's worker
+    # group, process group, dataset shards, model and dev set); reported apart from the steady-state throughput.
+    startup_seconds = time.time() - loop_config.get("submitted_at", time.time())
+
+    for epoch in range(start_epoch, config.optim.epochs):
+        module.train()
+        generator = epoch_generator(config.seed, epoch, rank, device)
+        started = last_status = time.perf_counter()
+        totals, seen = {}, 0
+        for step, batch in enumerate(shuffled_batches(shards["train"], config.optim.batch_size, generator), 1):
+            with autocast:
+                output = module(batch, Step(generator, shards, epoch + 1, step))
+            loss, parts = output if isinstance(output, tuple) else (output, {})
+            for optimizer in optimizers:
+                optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            exchange.average()
+            if config.optim.clip_norm is not None and clipped:
+                torch.nn.utils.clip_grad_norm_(clipped, config.optim.clip_norm)
+            value = float(loss.detach())
+            problem = guard.before_update(value)
+            if problem is None:
+                for optimizer in optimizers:
+                    optimizer.step()
+                problem = guard.after_update()
+            if problem is not None:
+                _stop_diverged(Divergence(epoch + 1, step, problem), loop_config, config.name, rank)
+                return
+            size = len(batch["len_a"])
+            seen += size
+            for key, part in {"loss": value, **parts}.items():
+                totals[key] = totals.get(key, 0.0) + float(part) * size
+            if rank == 0 and time.perf_counter() - last_status > STATUS_EVERY_SECONDS:
+                last_status = time.perf_counter()
+                print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} step {step}/{steps} "
+                      f"loss {totals['loss'] / seen:.4f}", flush=True)
+        seconds = time.perf_counter() - started
+        metrics = {"epoch": epoch + 1, **{key: total / max(seen, 1) for key, total in totals.items()},
+                   "pairs_per_second": seen * world / max(seconds, 1e-9), "epoch_seconds": seconds, "workers": world,
+                   "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
+        if rank != 0:
+            ray.train.report(metrics)
+            continue
+        dev_started = time.perf_counter()
+        metrics.update(recipe.validate(module, prepared))
+        metrics["dev_seconds"] = time.perf_counter() - dev_started
+        if _better(config.selection, metrics, selected):
+            selected = {"epoch": epoch + 1, "dev_score": metrics.get("dev_score")}
+            embedder = recipe.export(module, prepared)
+            if embedder is not None:
+                embedder.save(selected_dir)
+        metrics["selected_epoch"] = selected["epoch"]
+        history.append(metrics)
+        if tracker is not None and logged is not None and epoch + 1 not in logged:
+            tracker.log_metrics(metrics, step=epoch + 1)
+            tracker.flush()
+        dev = f" dev {metrics['dev_score']:.4f}" if "dev_score" in metrics else ""
+        print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f}{dev} "
+              f"({seconds:.1f} s, {metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
+        report_with_checkpoint(metrics, training_state(module, optimizers, epoch=epoch + 1, history=history,
+                                                       resumes=resumes, selected=selected), selected_dir)
+
+
+def _better(selection: str, metrics: dict, selected: dict | None) -> bool:
+    """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher."""
+    if selection == "last" or selected is None or "dev_score" not in metrics:
+        return True
+    return selected.get("dev_score") is None or metrics["dev_score"] > selected["dev_score"]
+
+
+def _stop_diverged(divergence: Divergence, loop_config: dict, name: str, rank: int) -> None:
+    """Leave a note for the driver and end this worker's loop without a checkpoint: a deterministic divergence
+    would only repeat if Ray Train restarted the worker from the last checkpoint."""
+    if rank == 0:
+        divergence.save(Path(loop_config["run_dir"]))
+        print(f"[{name}] stopped: {divergence.tensor} is not finite at epoch {divergence.epoch}, "
+              f"step {divergence.step}", flush=True)
+
+
+def _tracker(loop_config: dict, config, rank: int) -> RunTracker | None:
+    if rank != 0 or not loop_config.get("mlflow_run_id"):
+        return None
+    return RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
+                      uri=loop_config.get("tracking_uri"))
 
 
 def _worker_nodes(world: int) -> list[str]:
@@ -47,130 +170,3 @@ def _worker_nodes(world: int) -> list[str]:
     nodes: list = [None] * world
     torch.distributed.all_gather_object(nodes, node)
     return nodes
-
-
-def _epoch_generator(seed: int, epoch: int, rank: int, device: torch.device) -> torch.Generator:
-    """Shuffling and negative sampling draw from this; on the data's device, so draws need no host round trip."""
-    return torch.Generator(device=device).manual_seed(seed * 1_000_003 + epoch * 1_009 + rank)
-
-
-def _batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator):
-    """Shuffled batches, each trimmed to its longest sentence; a last batch of one pair is dropped (no negatives)."""
-    order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)
-    for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
-        if len(rows) < 2:
-            break
-        batch = {name: tensor[rows] for name, tensor in data.items()}
-        for side in ("a", "b"):
-            width = int(batch[f"len_{side}"].max())
-            batch[f"ids_{side}"] = batch[f"ids_{side}"][:, :width]
-        yield batch
-
-
-def _steps_per_epoch(num_rows: int, batch_size: int) -> int:
-    full, rest = divmod(num_rows, batch_size)
-    return full + (1 if rest >= 2 else 0)
-
-
-def train_loop_per_worker(loop_config: dict) -> None:
-    """Ray Train entry point. ``loop_config``: ``config`` (a TrainConfig as a dict), ``prepared_dir``,
-    ``mlflow_run_id`` and ``tracking_uri``."""
-    config = from_dict(TrainConfig, loop_config["config"])
-    prepared = _load_prepared(Path(loop_config["prepared_dir"]))
-    context = ray.train.get_context()
-    rank, world = context.get_world_rank(), context.get_world_size()
-    device = ray.train.torch.get_device()
-
-    # NCCL has no sparse all-reduce: multi-GPU data parallelism falls back to dense word-table gradients.
-    sparse = config.model.sparse and not (config.scaling.use_gpu and world > 1)
-    torch.manual_seed(config.seed)
-    encoder, spec = build_encoder(config.model, prepared.vocab, sparse=sparse)
-    # Only the L2-to-init regulariser needs a copy of the initial table (a second word table in memory).
-    initial_table = (encoder.embedding.weight.detach().clone()
-                     if config.objective.regularization > 0 and config.objective.regularization_kind == "l2_to_init"
-                     else None)
-    model = ray.train.torch.prepare_model(PairModel(encoder))
-    objective = PairObjective(config.objective, initial_table).to(device)
-    optimizers = build_optimizers(model, config.optim)
-
-    start_epoch, history, resumes = 0, [], 0
-    state = restore(encoder, optimizers, loop_config)
-    if state is not None:
-        start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
-        if rank == 0:
-            log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
-
-    worker_nodes = _worker_nodes(world)
-    data = {name: tensor.to(device) for name, tensor in _load_shard().items()}
-    rows = len(data["len_a"])
-    steps = _steps_per_epoch(rows, config.optim.batch_size)
-    embedder = SentenceEmbedder(encoder, spec, prepared.vocab, prepared.tokenizer, "en", prepared.max_tokens)
-    dev = dev_evaluator(config.dev) if rank == 0 else None
-    tracker = None
-    if rank == 0 and loop_config.get("mlflow_run_id"):
-        tracker = RunTracker(config.tracking.experiment, config.name, run_id=loop_config["mlflow_run_id"],
-                             uri=loop_config.get("tracking_uri"))
-        tracker.set_tags({"parabit.worker_nodes": ",".join(worker_nodes), "parabit.device": str(device)})
-    # Epochs already in the MLflow run are not logged again: a worker (or driver) killed after logging an epoch but
-    # before its checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for
-    # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
-    logged = tracker.logged_steps("loss") if tracker is not None else None
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
-    # Start-up: from the driver calling fit() to this worker being ready for its first step (Ray Train's worker
-    # group, process group, dataset shard, model and dev set); reported apart from the steady-state throughput.
-    startup_seconds = time.time() - loop_config.get("submitted_at", time.time())
-
-    for epoch in range(start_epoch, config.optim.epochs):
-        model.train()
-        generator = _epoch_generator(config.seed, epoch, rank, device)
-        started = last_status = time.perf_counter()
-        total_loss, seen = 0.0, 0
-        for step, batch in enumerate(_batches(data, config.optim.batch_size, generator), start=1):
-            with autocast:
-                g1, g2 = model(batch["ids_a"], batch["len_a"], batch["ids_b"], batch["len_b"])
-                loss = objective(g1, g2, batch, encoder.embedding.weight, generator)
-            for optimizer in optimizers:
-                optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            for optimizer in optimizers:
-                optimizer.step()
-            total_loss += float(loss.detach()) * len(batch["len_a"])
-            seen += len(batch["len_a"])
-            if rank == 0 and time.perf_counter() - last_status > STATUS_EVERY_SECONDS:
-                last_status = time.perf_counter()
-                print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} step {step}/{steps} "
-                      f"loss {total_loss / seen:.4f}", flush=True)
-        train_seconds = time.perf_counter() - started
-        metrics = {
-            "epoch": epoch + 1,
-            "loss": total_loss / max(seen, 1),
-            "pairs_per_second": seen * world / max(train_seconds, 1e-9),
-            "epoch_seconds": train_seconds,
-            "workers": world,
-            "distinct_nodes": len(set(worker_nodes)),
-            "resumes": resumes,
-            "startup_seconds": startup_seconds,
-        }
-        if rank == 0:
-            dev_started = time.perf_counter()
-            scores = dev(embedder.encode)
-            metrics["dev_seconds"] = time.perf_counter() - dev_started
-            metrics["dev_score"] = dev_score(scores)
-            for score in scores:
-                if score.subset in ("mean", "wmean") or score.metric == "pearson":
-                    metrics[f"dev/{score.name}"] = score.value
-            history.append(metrics)
-            if tracker is not None and logged is not None and epoch + 1 not in logged:
-                tracker.log_metrics(metrics, step=epoch + 1)
-                tracker.flush()
-            print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f} "
-                  f"dev {config.dev} {metrics['dev_score']:.3f} ({train_seconds:.1f} s, "
-                  f"{metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
-            report_with_checkpoint(
-                metrics,
-                training_state(encoder, optimizers, epoch=epoch + 1, history=history, resumes=resumes),
-                lambda folder: embedder.save(folder / EMBEDDER_DIR),
-            )
-        else:
-            ray.train.report(metrics)

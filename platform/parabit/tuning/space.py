@@ -1,10 +1,9 @@
-"""Search spaces as data: YAML files that name training-config fields the way ``TrainConfig`` spells them.
+"""Search spaces as data: YAML files that name training-config fields the way the run's config spells them.
 
 A space file looks like::
 
     name: jbi-elgohary
-    kind: train                                           # or siamese (supervised, parabit.supervised)
-    base_config: jobs/configs/bilingual_sentences.yaml
+    base_config: jobs/configs/bilingual_sentences.yaml    # any recipe's training config (its `recipe:` key decides)
     fixed: {data.max_pairs: 100000, optim.epochs: 5}      # applied to every trial
     search: {algorithm: random, num_samples: 16, max_concurrent_trials: 2}
     scheduler: {name: asha, grace_period: 1, reduction_factor: 2}
@@ -14,54 +13,60 @@ A space file looks like::
         depends_on: objective.distance
         values: {euclidean: [1, 10, 100], cosine: [0.4, 0.6, 0.8]}
 
-Every parameter must name an existing config field; every point of the space is checked by building its
-config (``TrainConfig``, or ``SiameseConfig`` for ``kind: siamese``) at load time, so a typo or an invalid value
-fails before any trial starts.
+Every parameter must name an existing field of the base config's class; every point of the space is checked by
+building its config at load time, so a typo or an invalid value fails before any trial starts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import random
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
+from pydantic import Field, PositiveInt
 
-from parabit.config import ConfigError, apply_override, from_dict
+from parabit.config import Config, ConfigError, apply_override, check_field_path, check_finite, from_dict, read_yaml
 from parabit.paths import PROJECT_ROOT
-from parabit.training.config import TrainConfig
-
-ALGORITHMS = ("grid", "random", "optuna")
-KINDS = ("train", "siamese")
+from parabit.recipes import config_class
+from parabit.training.config import RunConfig
 
 
-def config_class(kind: str) -> type:
-    """The config dataclass trials of ``kind`` are built from: ``train`` (TrainConfig) or ``siamese``."""
-    if kind == "siamese":
-        from parabit.supervised.config import SiameseConfig
+class SearchSettings(Config):
+    """How trials are chosen and run. ``num_samples``: trials for random/optuna (grid runs every point once)."""
 
-        return SiameseConfig
-    return TrainConfig
-SCHEDULERS = ("asha", "fifo")
+    algorithm: Literal["grid", "random", "optuna"] = "random"
+    num_samples: PositiveInt = 12
+    max_concurrent_trials: PositiveInt = 2
+    metric: str = "dev_score"
+    mode: Literal["max", "min"] = "max"
+    seed: int = 0
 
 
-def check_parameter_path(path: str, where: str, root: type = TrainConfig) -> None:
-    """Raise :class:`ConfigError` unless ``path`` (e.g. ``objective.margin``) names a field of ``root``."""
-    cls: Any = root
-    walked = []
-    for part in path.split("."):
-        if not dataclasses.is_dataclass(cls):
-            raise ConfigError(f"{where}: parameter {path!r}: {'.'.join(walked)} has no fields")
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        if part not in fields:
-            owner = cls.__name__
-            raise ConfigError(f"{where}: unknown parameter {path!r}: {owner} has no field {part!r}; "
-                              f"its fields are {sorted(fields)}")
-        walked.append(part)
-        cls = typing.get_type_hints(cls)[part]
+class SchedulerSettings(Config):
+    """ASHA early stopping on the per-epoch metric (``fifo``: none). ``grace_period`` is in epochs."""
+
+    name: Literal["asha", "fifo"] = "asha"
+    grace_period: PositiveInt = 1
+    reduction_factor: int = Field(2, ge=2)
+
+
+class ConditionalValues(Config):
+    """Values of a parameter that depend on another parameter's value."""
+
+    depends_on: str
+    values: dict[Any, list]
+
+
+class SpaceFile(Config):
+    """The keys of a space file."""
+
+    name: str = Field(pattern=r"^[^/\s]+$")
+    base_config: str
+    fixed: dict[str, Any] = Field(default_factory=dict)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    parameters: dict[str, list | ConditionalValues] = Field(min_length=1)
 
 
 @dataclass
@@ -83,37 +88,6 @@ class Parameter:
 
 
 @dataclass
-class SearchSettings:
-    """How trials are chosen and run. ``num_samples``: trials for random/optuna (grid runs every point once)."""
-
-    algorithm: str = "random"
-    num_samples: int = 12
-    max_concurrent_trials: int = 2
-    metric: str = "dev_score"
-    mode: str = "max"
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"search.algorithm is {self.algorithm!r}; choose one of {list(ALGORITHMS)}")
-        if self.mode not in ("max", "min"):
-            raise ValueError(f"search.mode is {self.mode!r}; choose max or min")
-
-
-@dataclass
-class SchedulerSettings:
-    """ASHA early stopping on the per-epoch metric (``fifo``: none). ``grace_period`` is in epochs."""
-
-    name: str = "asha"
-    grace_period: int = 1
-    reduction_factor: int = 2
-
-    def __post_init__(self):
-        if self.name not in SCHEDULERS:
-            raise ValueError(f"scheduler.name is {self.name!r}; choose one of {list(SCHEDULERS)}")
-
-
-@dataclass
 class SearchSpace:
     """A loaded, validated space. ``points()`` / ``sample()`` give trial parameter dicts keyed by config path."""
 
@@ -124,7 +98,6 @@ class SearchSpace:
     search: SearchSettings = field(default_factory=SearchSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     source: str = "space"
-    kind: str = "train"
 
     # -- points ---------------------------------------------------------------------------------------------
     def _ordered(self) -> list[Parameter]:
@@ -168,6 +141,11 @@ class SearchSpace:
                 drawn.append(point)
         return drawn
 
+    @property
+    def trial_count(self) -> int:
+        """How many trials a complete sweep runs."""
+        return self.search.num_samples if self.search.algorithm == "optuna" else len(self.trial_points())
+
     def optuna_space(self, trial) -> None:
         """Define-by-run space for Optuna: a conditional parameter gets one name per condition value."""
         point: dict = {}
@@ -180,64 +158,58 @@ class SearchSpace:
         path = Path(self.base_config)
         path = path if path.is_absolute() else PROJECT_ROOT / path
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except FileNotFoundError:
-            raise ConfigError(f"{self.source}: base_config {path} does not exist") from None
+            data = read_yaml(path)
+        except ConfigError as err:
+            raise ConfigError(f"{self.source}: base_config: {err}") from None
         for dotted, value in self.fixed.items():
             apply_override(data, dotted, value)
         return data
 
-    def trial_config(self, point: dict, name: str):
-        """The full training config of one trial (a ``TrainConfig``, or a ``SiameseConfig`` for ``kind: siamese``)."""
+    def config_class(self) -> type[RunConfig]:
+        return config_class(self.base_dict(), f"{self.source} (base_config)")
+
+    def trial_config(self, point: dict, name: str) -> RunConfig:
+        """The full training config of one trial."""
         data = self.base_dict()
         for dotted, value in point.items():
             apply_override(data, dotted.split("|")[0], value)
         data["name"] = name
-        return from_dict(config_class(self.kind), data, where=f"{self.source} (trial {name})")
+        return from_dict(self.config_class(), data, where=f"{self.source} (trial {name})")
 
 
-def _parameter(path: str, spec: Any, where: str, root: type) -> Parameter:
-    check_parameter_path(path, where, root)
-    if isinstance(spec, list):
-        return Parameter(path, values=spec)
-    if isinstance(spec, dict) and set(spec) == {"depends_on", "values"} and isinstance(spec["values"], dict):
-        check_parameter_path(spec["depends_on"], where, root)
-        return Parameter(path, depends_on=spec["depends_on"], conditional_values=spec["values"])
-    raise ConfigError(f"{where}: parameter {path!r} must be a list of values or "
-                      "{depends_on: <parameter>, values: {<its value>: [...]}}")
+def load_space(path: str | Path, num_samples: int | None = None, overrides: dict[str, Any] | None = None,
+               name: str | None = None) -> SearchSpace:
+    """Load and validate a space file; raises :class:`ConfigError` naming the file and the problem.
 
-
-def load_space(path: str | Path) -> SearchSpace:
-    """Load and validate a space file; raises :class:`ConfigError` naming the file and the problem."""
-    path = Path(path)
+    From the command line: ``num_samples`` overrides ``search.num_samples`` (fewer or more trials), ``overrides``
+    (dotted training-config fields) join ``fixed`` for every trial, ``name`` renames the sweep."""
     where = str(path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"search space {path} does not exist") from None
-    known = {"name", "kind", "base_config", "fixed", "search", "scheduler", "parameters"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(known)}")
-    for key in ("name", "base_config", "parameters"):
-        if key not in data:
-            raise ConfigError(f"{where}: missing {key!r}")
-    kind = data.get("kind", "train")
-    if kind not in KINDS:
-        raise ConfigError(f"{where}: kind is {kind!r}; choose one of {list(KINDS)}")
-    root = config_class(kind)
-    for dotted in data.get("fixed", {}):
-        check_parameter_path(dotted, where, root)
-    space = SearchSpace(
-        name=data["name"],
-        base_config=data["base_config"],
-        parameters=[_parameter(p, spec, where, root) for p, spec in data["parameters"].items()],
-        fixed=dict(data.get("fixed", {})),
-        search=from_dict(SearchSettings, data.get("search"), where=f"{where}.search"),
-        scheduler=from_dict(SchedulerSettings, data.get("scheduler"), where=f"{where}.scheduler"),
-        source=where,
-        kind=kind,
-    )
+    raw = read_yaml(path)
+    if not isinstance(raw.get("search", {}), dict) or not isinstance(raw.get("fixed", {}), dict):
+        raise ConfigError(f"{where}: search and fixed must be mappings")
+    if num_samples is not None:
+        raw.setdefault("search", {})["num_samples"] = num_samples
+    if overrides:
+        raw["fixed"] = {**raw.get("fixed", {}), **overrides}
+    if name is not None:
+        raw["name"] = name
+    check_finite(raw, where)
+    spec = from_dict(SpaceFile, raw, where=where)
+    space = SearchSpace(name=spec.name, base_config=spec.base_config, parameters=[], fixed=dict(spec.fixed),
+                        search=spec.search, scheduler=spec.scheduler, source=where)
+    root = space.config_class()
+    for dotted in spec.fixed:
+        check_field_path(root, dotted, where)
+    for path_name, values in spec.parameters.items():
+        check_field_path(root, path_name, where)
+        if isinstance(values, ConditionalValues):
+            check_field_path(root, values.depends_on, where)
+            space.parameters.append(Parameter(path_name, depends_on=values.depends_on,
+                                              conditional_values=values.values))
+        else:
+            space.parameters.append(Parameter(path_name, values=values))
+    if num_samples is not None and spec.search.algorithm == "grid":
+        raise ConfigError(f"{where}: --num-samples applies to random and optuna search; a grid runs every point")
     for point in space.points():  # every reachable value must make a valid config
         space.trial_config(point, name=f"{space.name}-check")
     return space

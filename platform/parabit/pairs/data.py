@@ -1,9 +1,8 @@
 """Training pairs as token ids: read once, tokenised once, cached as parquet for every later run.
 
-``prepare_training_data(config)`` turns the configured text pairs into a parquet file of padded token ids
-(``ids_a``/``ids_b`` fixed-size int32 lists of ``max_tokens``, ``len_a``/``len_b``) plus the vocabulary and
-tokenizer settings. The result is cached under ``outputs/prepared/<hash of the data config>/`` and written to a
-temporary name first, so an interrupted preparation never leaves a half-written cache behind.
+``prepare_pairs(config)`` turns the configured text pairs into the kernel's prepared format
+(:mod:`parabit.training.prepared`: padded ``ids_a``/``ids_b`` of ``max_tokens``, ``len_a``/``len_b``, the vocabulary
+and tokenizer settings), cached under ``outputs/prepared/<hash of the data config>/``.
 """
 
 from __future__ import annotations
@@ -11,14 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
-import uuid
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from parabit.data.bitext import read_europarl, read_tatoeba
@@ -27,8 +23,9 @@ from parabit.data.ppdb import read_ppdb_lexical
 from parabit.data.sick import read_sick
 from parabit.paths import output_root
 from parabit.text.tokenize import Tokenizer
+from parabit.pairs.config import DataConfig
 from parabit.text.vocab import Vocabulary, pad_batch
-from parabit.training.config import DataConfig
+from parabit.training.prepared import PreparedData, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +41,6 @@ class TextPairs:
     lang_a: str
     lang_b: str
     rejected: dict[str, int]
-
-
-@dataclass(frozen=True)
-class PreparedData:
-    """Where the token-id parquet lives, and what a model needs to read it back."""
-
-    directory: Path
-    vocab: Vocabulary
-    tokenizer: Tokenizer
-    lang_a: str
-    lang_b: str
-    max_tokens: int
-    stats: dict
-
-    @property
-    def pairs_path(self) -> Path:
-        return self.directory / "pairs.parquet"
 
 
 # Parquet conditions: (English column, other column, column naming the other side's language; absent → English).
@@ -100,7 +80,8 @@ def _cache_key(config: DataConfig) -> str:
         stats = [p.stat() for p in ([path] if path.is_file() else sorted(path.glob("*.parquet")))]
         source = {"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
                   "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
-    settings = json.dumps({"format": PREPARED_FORMAT, **asdict(config), "source": source}, sort_keys=True, default=str)
+    settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json"), "source": source},
+                          sort_keys=True, default=str)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
 
 
@@ -119,15 +100,11 @@ def shares_bigram(tokens: list[str], bigrams: set[tuple[str, str]]) -> bool:
     return any(bigram in bigrams for bigram in zip(tokens, tokens[1:]))
 
 
-def _fixed_size_ids(ids: np.ndarray) -> pa.FixedSizeListArray:
-    return pa.FixedSizeListArray.from_arrays(pa.array(ids.astype(np.int32).ravel()), ids.shape[1])
-
-
-def prepare_training_data(config: DataConfig, cache_root: Path | None = None) -> PreparedData:
+def prepare_pairs(config: DataConfig, cache_root: Path | None = None) -> PreparedData:
     """Tokenise, build the vocabulary, pad to ``config.max_tokens`` and cache; returns the cached result if present."""
     directory = (cache_root or output_root() / "prepared") / _cache_key(config)
-    if (directory / "stats.json").exists():
-        return _load_prepared(directory)
+    if PreparedData.is_complete(directory):
+        return PreparedData.load(directory)
 
     tokenizer = Tokenizer(config.tokenizer, lowercase=config.lowercase)
     pairs = load_text_pairs(config)
@@ -178,58 +155,8 @@ def prepare_training_data(config: DataConfig, cache_root: Path | None = None) ->
                                    | (np.asarray([len(tokens_b[i]) for i in chosen]) > config.max_tokens))),
         "tokenizer": tokenizer.to_dict(),
         "max_tokens": config.max_tokens,
-        "config": asdict(config),
+        "config": config.model_dump(mode="json"),
     }
     write_prepared(directory, {"pairs": id_table(ids_a, len_a, ids_b, len_b)}, vocab, stats)
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
-    return _load_prepared(directory)
-
-
-def id_table(ids_a: np.ndarray, len_a: np.ndarray, ids_b: np.ndarray, len_b: np.ndarray, **columns) -> pa.Table:
-    """Padded ids and lengths of both sides (plus any extra ``columns``) as a prepared-pairs table."""
-    return pa.table({
-        "ids_a": _fixed_size_ids(ids_a), "len_a": pa.array(len_a.astype(np.int32)),
-        "ids_b": _fixed_size_ids(ids_b), "len_b": pa.array(len_b.astype(np.int32)), **columns,
-    })
-
-
-def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabulary, stats: dict) -> None:
-    """Write ``<name>.parquet`` per table, the vocabulary and ``stats.json`` (which marks the folder complete).
-
-    A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see each
-    other's half-written files, and the first to finish wins.
-    """
-    staging = directory.with_name(f"{directory.name}.partial-{uuid.uuid4().hex[:8]}")
-    staging.mkdir(parents=True)
-    for name, table in tables.items():
-        pq.write_table(table, staging / f"{name}.parquet", row_group_size=50_000)
-    vocab.save(staging / "vocab.json")
-    (staging / "stats.json").write_text(json.dumps(stats, indent=1))
-    try:
-        staging.rename(directory)
-    except OSError:  # another process prepared the same data first
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _load_prepared(directory: Path) -> PreparedData:
-    stats = json.loads((directory / "stats.json").read_text())
-    return PreparedData(
-        directory=directory,
-        vocab=Vocabulary.load(directory / "vocab.json"),
-        tokenizer=Tokenizer.from_dict(stats["tokenizer"]),
-        lang_a=stats["lang_a"],
-        lang_b=stats["lang_b"],
-        max_tokens=stats["max_tokens"],
-        stats=stats,
-    )
-
-
-def arrow_to_tensors(table: pa.Table) -> dict[str, np.ndarray]:
-    """A prepared-pairs table (or a Ray Data batch of it) to numpy: ids ``[N, max_tokens]`` int64, lengths ``[N]``."""
-    out = {}
-    for side in ("a", "b"):
-        column = table.column(f"ids_{side}").combine_chunks()
-        width = column.type.list_size
-        out[f"ids_{side}"] = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.int64).reshape(-1, width)
-        out[f"len_{side}"] = table.column(f"len_{side}").to_numpy().astype(np.int64)
-    return out
+    return PreparedData.load(directory)

@@ -1,0 +1,112 @@
+"""The commands that run pipelines: ``backtranslate``, ``phrases``, ``main`` (pipeline → training → registered
+model) and ``reproduce`` (the seed papers' tables). Registered with ``parabit`` through the ``parabit.commands``
+entry points (``pyproject.toml``); ``jobs/<name>.py`` runs the same command objects."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from parabit.cli.options import common_options, config_path, load
+from parabit.paths import PROJECT_ROOT
+
+
+@click.command()
+@config_path(help_text="YAML with PipelineConfig fields (jobs/configs/backtranslate_*.yaml)")
+@common_options
+def backtranslate(config_path: str, overrides: dict) -> int:
+    """Build back-translated paraphrase pairs on Ray Data: ingest → back-translate → score → select → stats.
+
+    Re-running with the same config resumes: complete stages are skipped."""
+    from parabit.pipeline import PipelineConfig
+    from pipelines import backtranslate as pipeline
+
+    result = pipeline.run(load(PipelineConfig, config_path, overrides))
+    click.echo(stage_table(result.stages))
+    click.echo(f"training pairs: {result.output}\nMLflow run: {result.run_id}")
+    return 0
+
+
+@click.command()
+@config_path(help_text="YAML with PhrasesConfig fields (jobs/configs/phrases_en_es.yaml)")
+@common_options
+def phrases(config_path: str, overrides: dict) -> int:
+    """Build bilingual phrase pairs and pivot paraphrases from word-aligned bitext on Ray Data (resumable)."""
+    from parabit.phrases import PhrasesConfig
+    from parabit.phrases.report import summary
+    from pipelines import phrases as pipeline
+
+    run = pipeline.run(load(PhrasesConfig, config_path, overrides))
+    click.echo(stage_table(run.stages))
+    click.echo(summary(run.stages))
+    click.echo(f"phrase table: {run.stages['phrase_table'].data}\npivot paraphrases: {run.stages['pivot'].data}")
+    click.echo(f"MLflow run: {run.tracker.run_id}")
+    return 0
+
+
+@click.command("main")
+@click.option("--pipeline-config", default=str(PROJECT_ROOT / "jobs/configs/backtranslate_slice.yaml"),
+              show_default=True, metavar="PATH", help="the back-translation pipeline's config")
+@click.option("--train-config", default=str(PROJECT_ROOT / "jobs/configs/main.yaml"), show_default=True,
+              metavar="PATH", help="the training config (its data.path is the pipeline's output)")
+@common_options
+def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
+    """The whole flow on the embedded defaults: bitext → back-translation → filtering → training → evaluation →
+    registered model. The training run is nested under the pipeline's MLflow run: one view links data and model.
+
+    --set overrides the training config."""
+    from parabit.pipeline import PipelineConfig
+    from parabit.recipes import load_run_config, recipe_for
+    from parabit.tracking import tags
+    from parabit.training.driver import run_training
+    from pipelines import backtranslate as pipeline
+
+    started = time.perf_counter()
+    pipeline_settings = load(PipelineConfig, pipeline_config, {})
+    training = load_run_config(train_config, overrides)  # fail on a bad config before any work
+    pipeline_settings.experiment = training.tracking.experiment
+    data = pipeline.run(pipeline_settings)
+    pipeline_seconds = time.perf_counter() - started
+    training.data.path = str(data.output)
+    result = run_training(recipe_for(training), parent_run_id=data.run_id,
+                          tags={tags.PIPELINE_RUN_ID: data.run_id or ""})
+    click.echo("\n" + stage_table(data.stages) + "\n")
+    click.echo(result.report.table())
+    timing = ", ".join(f"{k} {v:.1f} s" for k, v in {"pipeline": pipeline_seconds, **result.seconds}.items())
+    click.echo(f"\ntime: {timing}")
+    click.echo(f"MLflow: pipeline run {data.run_id} > training run {result.mlflow_run_id}  "
+               f"(experiment {training.tracking.experiment})")
+    click.echo(f"model: {result.model_uri}")
+    return 0
+
+
+@click.command()
+@config_path(default=str(PROJECT_ROOT / "jobs/configs/elgohary.yaml"),
+             help_text="YAML with ReproductionConfig fields")
+@common_options
+def reproduce(config_path: str, overrides: dict) -> int:
+    """Reproduce Elgohary & Carpuat (2017) Table 3 (and Tables 4–6): build the phrase data, train every cell as
+    MLflow runs (a finished cell is skipped on re-run), print the paper's numbers beside parabit's."""
+    from parabit.elgohary.config import ReproductionConfig, phrase_data_paths
+    from parabit.elgohary.reproduce import run_reproduction
+    from pipelines import phrases as phrase_pipeline
+
+    config = load(ReproductionConfig, config_path, overrides)
+    phrase_config = config.phrases()
+    if config.needs_phrases:
+        phrase_pipeline.run(phrase_config)
+    for title, table in run_reproduction(config, phrase_data_paths(phrase_config)).items():
+        click.echo(f"\n### {title}\n\n{table}")
+    click.echo(f"\ntables: {config.output_path / 'tables.md'}  (MLflow experiment {config.experiment})")
+    return 0
+
+
+def stage_table(stages: dict) -> str:
+    """Rows in / out / rejected, seconds and the commonest reject reasons of each stage."""
+    lines = [f"{'stage':<14}{'rows in':>9}{'rows out':>10}{'rejected':>10}{'seconds':>9}  reject reasons"]
+    for name, stage in stages.items():
+        reasons = dict(list(stage.reject_reasons.items())[:4])
+        lines.append(f"{name:<14}{stage.rows_in:>9}{stage.rows_out:>10}{stage.rows_rejected:>10}"
+                     f"{stage.seconds:>9.1f}  {reasons}")
+    return "\n".join(lines)

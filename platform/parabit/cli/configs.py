@@ -1,0 +1,61 @@
+"""``parabit config``: the JSON Schema of every kind of config (for editors), and checking config files."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import click
+
+# kind -> "module:Class" of every config file a command reads.
+CONFIG_KINDS = {
+    "pairs": "parabit.pairs.config:PairsConfig",
+    "siamese": "parabit.supervised.config:SiameseConfig",
+    "bildrl": "parabit.dictionary.config:BilDRLConfig",
+    "backtranslate": "parabit.pipeline.config:PipelineConfig",
+    "phrases": "parabit.phrases.config:PhrasesConfig",
+    "translate-sick": "parabit.pipeline.sick_translation:SICKTranslationConfig",
+    "build-dictionaries": "parabit.dictionary.config:DictionaryBuildConfig",
+    "reproduce-elgohary": "parabit.elgohary.config:ReproductionConfig",
+    "evaluation": "parabit.evaluation.config:EvaluationConfig",
+    "sweep-space": "parabit.tuning.space:SpaceFile",
+}
+
+
+def config_class(kind: str) -> type:
+    module, _, name = CONFIG_KINDS[kind].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@click.group()
+def config() -> None:
+    """Config files: their JSON Schema, and checking them."""
+
+
+@config.command()
+@click.argument("kind", type=click.Choice(sorted(CONFIG_KINDS)))
+def schema(kind: str) -> int:
+    """Print the JSON Schema of a kind of config (e.g. for an editor's YAML support)."""
+    click.echo(json.dumps(config_class(kind).model_json_schema(), indent=1))
+    return 0
+
+
+@config.command()
+@click.argument("paths", nargs=-1, required=True, metavar="FILE...")
+@click.option("--kind", type=click.Choice(sorted(CONFIG_KINDS)), default=None,
+              help="what the files are (default: a training config, whose `recipe:` names its kind)")
+def check(paths: tuple[str, ...], kind: str | None) -> int:
+    """Check config files without running anything; prints one line per file (exit 2 on the first bad one)."""
+    from parabit.config import load_config
+    from parabit.recipes import load_run_config
+    from parabit.tuning.space import load_space
+
+    for path in paths:
+        if kind is None:
+            loaded = load_run_config(path)
+        elif kind == "sweep-space":
+            loaded = load_space(path)
+        else:
+            loaded = load_config(config_class(kind), path)
+        click.echo(f"{path}: ok ({type(loaded).__name__} {getattr(loaded, 'name', '')})")
+    return 0

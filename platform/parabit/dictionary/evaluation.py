@@ -1,0 +1,71 @@
+"""Scoring a trained definition encoder: reverse-dictionary retrieval per direction and bilingual paraphrase
+identification (Chen et al. 2019, Tables 3 and 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from parabit.dictionary.build import read_direction, read_paraphrases
+from parabit.dictionary.config import BilDRLConfig
+from parabit.dictionary.model import DefinitionEncoder
+from parabit.dictionary.paraphrase import paraphrase_scores
+from parabit.dictionary.retrieval import gold_ranks, retrieval_scores
+from parabit.dictionary.space import BilingualSpace, unit_rows
+
+
+class DefinitionEmbedder:
+    """A trained definition encoder over its space: ``encode(texts, lang) -> [N, dim]`` (no gradients)."""
+
+    def __init__(self, model: DefinitionEncoder, space: BilingualSpace, max_tokens: int):
+        self.model = model.eval()
+        self.space = space
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def from_state(cls, state: dict, config: BilDRLConfig, space: BilingualSpace) -> "DefinitionEmbedder":
+        """From a BilDRL checkpoint's module state (its ``model.`` part is the encoder)."""
+        model = DefinitionEncoder(config.model, torch.from_numpy(space.vectors), train_words=config.joint.enabled)
+        model.load_state_dict({key.removeprefix("model."): value for key, value in state.items()
+                               if key.startswith("model.")})
+        return cls(model, space, config.model.max_tokens)
+
+    @torch.no_grad()
+    def encode(self, texts: list[str], lang: str, batch: int = 1024) -> np.ndarray:
+        ids, lengths = self.space.token_ids(texts, lang, self.max_tokens)
+        out = [self.model(torch.from_numpy(ids[s:s + batch]), torch.from_numpy(lengths[s:s + batch])).numpy()
+               for s in range(0, len(texts), batch)]
+        return np.concatenate(out) if out else np.zeros((0, self.space.dim), np.float32)
+
+    def word_table(self) -> np.ndarray:
+        return self.model.word_vectors().detach().numpy()
+
+
+def evaluate_retrieval(embedder: DefinitionEmbedder, test: pa.Table, direction: str) -> dict[str, float]:
+    """P@1, P@10, MRR of the direction's test definitions over every word of the word language in the space, by
+    Euclidean distance (the L2 loss's geometry) and, as ``cos_*``, by cosine (Euclidean on unit vectors)."""
+    word_lang, def_lang = direction.split("-")
+    words = embedder.space.words(word_lang)
+    candidates = list(words)
+    position = {w: i for i, w in enumerate(candidates)}
+    table = embedder.word_table()[[words[w] for w in candidates]]
+    queries = embedder.encode(test["definition"].to_pylist(), def_lang)
+    gold = np.asarray([position[w] for w in test["word"].to_pylist()])
+    cosine = retrieval_scores(gold_ranks(unit_rows(queries), unit_rows(table), gold))
+    return {**retrieval_scores(gold_ranks(queries, table, gold)), **{f"cos_{k}": v for k, v in cosine.items()},
+            "test_cases": float(len(gold)), "candidates": float(len(candidates))}
+
+
+def evaluate_run(embedder: DefinitionEmbedder, config: BilDRLConfig) -> dict[str, dict[str, float]]:
+    """Retrieval on each direction's held-out words, and (en-es runs) paraphrase identification."""
+    scores = {}
+    for direction in config.directions:
+        rows = read_direction(config.data_path, direction)
+        scores[direction] = evaluate_retrieval(embedder, rows.filter(pc.equal(rows["split"], "test")), direction)
+    if config.paraphrase and config.language == "es":
+        pairs = read_paraphrases(config.data_path, "es")
+        scores["paraphrase-en-es"] = paraphrase_scores(lambda t: embedder.encode(t, "en"),
+                                                       lambda t: embedder.encode(t, "es"), pairs, seed=config.seed)
+    return scores

@@ -1,0 +1,60 @@
+"""Development sets: what model selection (best epoch, sweeps, the champion) is allowed to look at.
+
+A dev set is one or more evaluators; its ``dev_score`` is the mean of their headline numbers (an STS release's mean
+Pearson r over its subsets, SICK's Pearson r). The seed papers tuned on STS 2016 (Wieting et al.) or the STS 2012
+SMT-europarl training file (Elgohary & Carpuat); parabit's own quality work selects on ``sts2012-train+sick-trial``,
+which no reported table uses (STS 2012-2016 test and SICK test are only ever reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from parabit.evaluation.metrics import Encode
+from parabit.evaluation.report import Score
+from parabit.evaluation.sick import SICKRelatednessEvaluator
+from parabit.evaluation.sts import STSEvaluator
+
+PARTS: dict[str, Callable[[], Callable[[Encode], list[Score]]]] = {
+    "sts2016": lambda: STSEvaluator((2016,)),
+    "sts2012-train": lambda: STSEvaluator((2012,), split="train"),
+    "sts2012-train-smteuroparl": lambda: STSEvaluator((2012,), split="train", subsets=("SMTeuroparl",)),
+    "sick-trial": lambda: SICKRelatednessEvaluator("trial"),
+    "sick-train": lambda: SICKRelatednessEvaluator("train"),
+}
+DEV_SETS = (*PARTS, "sts2012-train+sick-trial")
+"""Names a config's ``dev`` may take: one part, or parts joined by ``+``."""
+
+PROMOTION_DEV_SET = "sts2012-train+sick-trial"
+"""What ``parabit promote`` compares registered versions by."""
+
+
+def headline(scores: list[Score]) -> float:
+    """The number a part contributes: the mean Pearson r of an STS release, or SICK's Pearson r."""
+    return next(s.value for s in scores if s.metric == "pearson" and s.subset in ("mean", "trial", "train", "test")
+                and (s.subset == "mean" or s.benchmark == "sick"))
+
+
+class DevSet:
+    """``dev(encode) -> (dev_score, details)``; the data is read once, when the dev set is made."""
+
+    def __init__(self, name: str):
+        parts = name.split("+")
+        unknown = [part for part in parts if part not in PARTS]
+        if unknown:
+            raise ValueError(f"unknown dev set {name!r}; choose one of {list(DEV_SETS)}")
+        self.name = name
+        self.parts = {part: PARTS[part]() for part in parts}
+
+    def __call__(self, encode: Encode) -> tuple[float, dict[str, float]]:
+        details, headlines = {}, []
+        for part, evaluator in self.parts.items():
+            scores = evaluator(encode)
+            headlines.append(headline(scores))
+            details[f"dev/{part}"] = headlines[-1]
+            for score in scores:
+                if score.metric == "pearson" or score.subset in ("mean", "wmean"):
+                    details[f"dev/{score.name}"] = score.value
+        return float(np.mean(headlines)), details

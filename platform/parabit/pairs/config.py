@@ -1,0 +1,142 @@
+"""The configuration of pair training (recipe ``pairs``): J_bi / J_pa on bilingual or paraphrase pairs.
+
+Load with ``load_config(PairsConfig, "jobs/configs/bilingual_sentences.yaml")``; every field is documented here and
+checked when the file is loaded, with a message that names the field.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from parabit.config import Config, check_name
+from parabit.evaluation.config import EvaluationConfig
+from parabit.text.tokenize import TokenizerName
+from parabit.training.config import RunConfig
+
+FILE_CONDITIONS = ("pairs_parquet", "bilingual_phrases", "pivot_paraphrases")  # need data.path
+BITEXT_SOURCES = ("tatoeba", "europarl")
+
+
+class DataConfig(Config):
+    """Which training pairs, and how they become token ids.
+
+    ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``), ``ppdb`` (PPDB lexical
+    paraphrase pairs, both sides English), ``pairs_parquet`` (a parquet file from a parabit pipeline with columns
+    ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from
+    ``parabit phrases``: columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases:
+    columns ``phrase``, ``paraphrase``); ``path`` is the parquet file or folder.
+    ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
+    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``drop_bigrams_of``: reject every pair whose
+    English side shares a word bigram with these evaluation sets (``sick``: the SICK test sentences; Elgohary &
+    Carpuat's memorisation check).
+    """
+
+    condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
+                       "pivot_paraphrases"] = "bilingual_sentences"
+    lang: str = "es"
+    sources: tuple[Literal["tatoeba", "europarl"], ...] = BITEXT_SOURCES
+    path: str | None = None
+    max_pairs: PositiveInt | None = None
+    max_tokens: PositiveInt = 40
+    min_count: PositiveInt = 1
+    max_words_per_language: PositiveInt | None = None
+    tokenizer: TokenizerName = "regexp"
+    lowercase: bool = True
+    seed: int = 13
+    drop_bigrams_of: tuple[Literal["sick"], ...] = ()
+
+    @model_validator(mode="after")
+    def _path_for_files(self):
+        if self.condition in FILE_CONDITIONS and not self.path:
+            raise ValueError(f"data.condition {self.condition!r} needs data.path: the parquet file of training pairs")
+        return self
+
+
+class ModelConfig(Config):
+    """The encoder: a name from ``parabit.encoders.ENCODERS`` and its options.
+
+    ``init``: ``random`` (normal with standard deviation ``init_std``; 1.0 as in ``nn.Embedding``, which scored
+    better than 0.1 here) or ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``).
+    ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
+    """
+
+    encoder: str = "avg"
+    dim: PositiveInt = 300
+    init: Literal["random", "glove"] = "random"
+    init_std: PositiveFloat = 1.0
+    sparse: bool = True
+    options: dict = Field(default_factory=dict)
+
+    @field_validator("encoder")
+    @classmethod
+    def _known_encoder(cls, name: str) -> str:
+        from parabit.encoders import ENCODERS
+
+        return check_name(name, ENCODERS, "encoder")
+
+    @model_validator(mode="after")
+    def _glove_is_50d(self):
+        if self.init == "glove" and self.dim != 50:
+            raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
+        return self
+
+
+class ObjectiveConfig(Config):
+    """A pair objective from ``parabit.objectives`` (role ``pair``): ``jbi`` (Elgohary & Carpuat eq. 1) or ``jpa``
+    (Wieting et al.).
+
+    ``margin`` is δ; ``negatives`` is k (J_bi random negatives per side) and ``distance`` J_bi's distance; ``sampling``
+    picks J_pa's in-batch negatives (``max``, ``mix``, ``rand``); ``regularization`` is λ, applied as
+    ``regularization_kind`` (λ/2·‖W‖² or λ·‖W − W_init‖²) to the word-table rows in the batch.
+    """
+
+    name: str = "jbi"
+    margin: PositiveFloat = 1.0
+    distance: Literal["euclidean", "cosine"] = "euclidean"
+    negatives: PositiveInt = 1
+    sampling: Literal["max", "mix", "rand"] = "max"
+    regularization: NonNegativeFloat = 0.0
+    regularization_kind: Literal["l2", "l2_to_init"] = "l2"
+
+    @field_validator("name")
+    @classmethod
+    def _pair_objective(cls, name: str) -> str:
+        from parabit.objectives import objective_names
+
+        return check_name(name, objective_names("pair"), "pair objective")
+
+    def loss_options(self) -> dict:
+        """The constructor options of the named objective."""
+        if self.name == "jbi":
+            return {"margin": self.margin, "distance": self.distance, "negatives": self.negatives}
+        return {"margin": self.margin, "strategy": self.sampling}
+
+
+class PairsConfig(RunConfig):
+    """A pair-training run (recipe ``pairs``). ``dev`` is the development set scored after every epoch (a name from
+    :data:`parabit.evaluation.dev.DEV_SETS`, e.g. ``sts2016``, ``sts2012-train-smteuroparl`` or
+    ``sts2012-train+sick-trial``); its score is reported as ``dev_score``, the metric sweeps optimise and
+    ``selection: best`` picks the epoch by."""
+
+    recipe: Literal["pairs"] = "pairs"
+    name: str = Field("avg-jbi-bilingual-sentences", pattern=r"^[^/\s]+$")
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    dev: str = "sts2016"
+
+    @field_validator("dev")
+    @classmethod
+    def _known_dev_set(cls, name: str) -> str:
+        from parabit.evaluation.dev import DEV_SETS
+
+        return check_name(name, DEV_SETS, "dev set")
+
+    @model_validator(mode="after")
+    def _glove_needs_lowercase(self):
+        if self.model.init == "glove" and not self.data.lowercase:
+            raise ValueError("model.init 'glove' needs data.lowercase: GloVe 6B words are lower-cased")
+        return self

@@ -1,0 +1,62 @@
+"""The pair model: one encoder for both sides (both languages in one word table), a pair objective and its
+regulariser, as one training module whose forward is the loss of a batch."""
+
+from __future__ import annotations
+
+import torch
+
+from parabit.embedder import SentenceEmbedder
+from parabit.encoders import SentenceEncoder, touched_rows
+from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
+from parabit.pairs.config import ModelConfig, ObjectiveConfig
+from parabit.text.glove import glove_rows_for
+from parabit.text.vocab import Vocabulary
+from parabit.training.recipe import Step, TrainingModule
+
+
+def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:
+    """What :meth:`SentenceEmbedder.build_encoder` needs to rebuild this encoder at inference."""
+    return {"encoder": config.encoder, "vocab_size": vocab_size, "dim": config.dim, "options": dict(config.options)}
+
+
+def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
+    """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed), GloVe rows for English if asked."""
+    table = torch.randn(len(vocab), config.dim) * config.init_std
+    if config.init == "glove":
+        glove, _ = glove_rows_for(vocab, "en", std=config.init_std)
+        table = torch.from_numpy(glove)
+    return table
+
+
+class PairModule(TrainingModule):
+    """``forward(batch, step)``: encode both sides of a pair batch, J_bi or J_pa with in-batch negatives, plus the
+    configured regulariser on the word-table rows the batch used. ``spec`` rebuilds the encoder at inference."""
+
+    def __init__(self, encoder: SentenceEncoder, spec: dict, objective: ObjectiveConfig):
+        super().__init__()
+        self.encoder = encoder
+        self.spec = spec
+        self.loss = build_objective(objective.name, **objective.loss_options())
+        self.regularizer = None
+        if objective.regularization > 0:
+            # Only the L2-to-init regulariser keeps a copy of the initial table (a second word table in memory).
+            self.regularizer = (L2Regularizer(objective.regularization) if objective.regularization_kind == "l2"
+                                else L2ToInitRegularizer(objective.regularization, encoder.embedding.weight))
+
+    @classmethod
+    def build(cls, model: ModelConfig, objective: ObjectiveConfig, vocab: Vocabulary, *, sparse: bool) -> "PairModule":
+        """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed)."""
+        spec = encoder_spec(model, len(vocab))
+        encoder = SentenceEmbedder.build_encoder(spec, sparse=sparse and model.sparse,
+                                                 initial_vectors=initial_word_table(model, vocab))
+        return cls(encoder, spec, objective)
+
+    def forward(self, batch: dict, step: Step) -> torch.Tensor:
+        g1 = self.encoder(batch["ids_a"], batch["len_a"])
+        g2 = self.encoder(batch["ids_b"], batch["len_b"])
+        loss = self.loss.in_batch(g1, g2, step.generator)
+        if self.regularizer is not None:
+            rows = torch.unique(torch.cat([touched_rows(batch["ids_a"], batch["len_a"]),
+                                           touched_rows(batch["ids_b"], batch["len_b"])]))
+            loss = loss + self.regularizer(self.encoder.embedding.weight, rows)
+        return loss

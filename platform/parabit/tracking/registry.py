@@ -1,0 +1,155 @@
+"""The model registry: one registered model per encoder family name, versions promoted with aliases.
+
+Every training run that exports a sentence embedder logs it as a pyfunc model and registers it as a new version of
+``config.tracking.register_as`` (default ``parabit-encoder``), described by the command that made it and tagged with
+its dev score on :data:`~parabit.evaluation.dev.PROMOTION_DEV_SET` (STS 2012-train and SICK trial: no test set).
+Versions are promoted with registry aliases, MLflow's way to name a version: a sweep's best version becomes
+``@candidate``, and ``parabit promote`` moves ``@champion`` to the version with the highest dev score
+(:func:`promote_champion`), so ``models:/parabit-encoder@champion`` is always the best known on dev.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import mlflow
+from mlflow.tracking import MlflowClient
+
+from parabit.embedder import SentenceEmbedder
+from parabit.export.pyfunc import log_embedder, save_embedder_model
+from parabit.paths import output_root
+from parabit.tracking import tags
+from parabit.tracking.run_tracker import RunTracker
+
+log = logging.getLogger(__name__)
+
+CANDIDATE = "candidate"
+CHAMPION = "champion"
+DEV_SCORE_TAG = "parabit.dev_score"
+DEV_SET_TAG = "parabit.dev_set"
+
+
+def command_line() -> str:
+    """The command that started this process, as a user would type it (``parabit train --config ...``)."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    arguments = sys.argv[1:]
+    if program.endswith(".py"):
+        program = f"python {shlex.quote(sys.argv[0])}"
+    return " ".join([program, *(shlex.quote(a) for a in arguments)])
+
+
+@contextlib.contextmanager
+def _fluent_store(uri: str):
+    """Point MLflow's fluent API (model logging has no client form) at ``uri`` for the block only, leaving the
+    process's own setting (and the ``MLFLOW_*_URI`` variables, which MLflow rewrites) as they were."""
+    if mlflow.get_tracking_uri() == uri and mlflow.get_registry_uri() == uri:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")}
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_registry_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, alias: str | None = None,
+                   registered_name: str | None = None) -> str | None:
+    """Log ``embedder`` as a pyfunc model in the tracker's run and register it (``models:/<name>/<version>``); if
+    the tracking store fails, save it locally instead and say where.
+
+    A run that already registered its model (a re-run after the driver was killed before the run finished) keeps
+    that model version instead of registering a second one. ``alias`` (e.g. ``candidate``) is set on the version."""
+    name = registered_name or config.tracking.register_as
+    registered = tracker.logged_tag(tags.MODEL_URI)
+    if registered:
+        log.info("the run already registered %s; not registering it again", registered)
+        if alias and registered.startswith("models:/"):
+            set_alias(tracker.uri, name, alias, registered.rsplit("/", 1)[1])
+        return registered
+    try:
+        if tracker.run_id is None:
+            raise ConnectionError("no MLflow run (tracking store unreachable)")
+        with _fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
+            info = log_embedder(embedder, registered_model_name=name or None)
+        uri = info.model_uri
+        if name and info.registered_model_version:
+            version = str(info.registered_model_version)
+            client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
+            client.update_model_version(name, version, description=f"{config.name}: {command_line()}")
+            for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder)}.items():
+                client.set_model_version_tag(name, version, key, value)
+            if alias:
+                set_alias(tracker.uri, name, alias, version)
+            uri = f"models:/{name}/{version}"
+        tracker.set_tags({tags.MODEL_URI: uri})
+        return uri
+    except Exception as err:  # noqa: BLE001 - a tracking failure must not lose the trained model
+        fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
+        save_embedder_model(embedder, fallback)
+        log.warning("could not log the model to MLflow (%s); saved it to %s instead", err, fallback)
+        return str(fallback)
+
+
+def set_alias(uri: str, name: str, alias: str, version: str) -> None:
+    """Point ``models:/<name>@<alias>`` at ``version``."""
+    MlflowClient(uri, registry_uri=uri).set_registered_model_alias(name, alias, str(version))
+
+
+def dev_tags(embedder: SentenceEmbedder) -> dict[str, str]:
+    """The version tags that :func:`promote_champion` compares: the dev score and its parts."""
+    from parabit.evaluation.dev import PROMOTION_DEV_SET, DevSet
+
+    score, details = DevSet(PROMOTION_DEV_SET)(embedder.encode)
+    parts = {f"parabit.{key}": f"{value:.6f}" for key, value in details.items() if key.count("/") == 1}
+    return {DEV_SCORE_TAG: f"{score:.6f}", DEV_SET_TAG: PROMOTION_DEV_SET, **parts}
+
+
+def promote_champion(name: str, *, version: str | None = None, dry_run: bool = False, uri: str | None = None) -> str:
+    """Point ``models:/<name>@champion`` at ``version``, or at the version with the highest dev score (the rule of
+    the module docstring); returns what was (or, with ``dry_run``, would be) done, in one line."""
+    from parabit.config import ConfigError
+    from parabit.tracking.store import tracking_uri
+
+    uri = uri or tracking_uri()
+    client = MlflowClient(uri, registry_uri=uri)
+    try:
+        versions = client.search_model_versions(f"name = '{name}'")
+    except Exception as err:  # noqa: BLE001 - an unknown model or store: say which
+        raise ConfigError(f"registered model {name!r} not found in {uri}: {err}") from None
+    if not versions:
+        raise ConfigError(f"registered model {name!r} has no versions in {uri}; train and register one first")
+    if version is None:
+        scored = [v for v in versions if DEV_SCORE_TAG in v.tags]
+        if not scored:
+            raise ConfigError(f"no version of {name!r} carries a dev score ({DEV_SCORE_TAG}); pass --version")
+        best = max(scored, key=lambda v: (float(v.tags[DEV_SCORE_TAG]), int(v.version)))
+        version, reason = str(best.version), f"dev score {float(best.tags[DEV_SCORE_TAG]):.4f}, the highest of " \
+                                        f"{len(scored)} scored version(s)"
+    else:
+        if str(version) not in {str(v.version) for v in versions}:
+            raise ConfigError(f"{name!r} has no version {version}; it has {sorted(int(v.version) for v in versions)}")
+        reason = "chosen on the command line"
+    try:
+        current = str(client.get_model_version_by_alias(name, CHAMPION).version)
+    except Exception:  # noqa: BLE001 - no champion yet
+        current = None
+    if current == str(version):
+        return f"models:/{name}@{CHAMPION} is already version {version} ({reason})"
+    if dry_run:
+        return f"would move models:/{name}@{CHAMPION} from {current or 'nothing'} to version {version} ({reason})"
+    set_alias(uri, name, CHAMPION, str(version))
+    return f"models:/{name}@{CHAMPION} -> version {version} (was {current or 'unset'}; {reason})"

@@ -1,0 +1,242 @@
+"""The one training driver: prepare a recipe's data, run ``TorchTrainer``, evaluate, log and register the model.
+
+``run_training(recipe)`` trains any :class:`~parabit.training.recipe.Recipe`. Re-running it with the same
+``config.name`` resumes: Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last
+checkpoint (or from a newer one its record missed when the driver was killed: :mod:`parabit.training.checkpointing`),
+and the MLflow run recorded for that name is continued rather than duplicated. A run that already trained all its
+epochs is not handed to Ray Train again: its last checkpoint is evaluated (and registered, if it was not yet).
+
+However the run ends, its MLflow run is closed: ``FINISHED``, ``FAILED`` (an error, a divergence) or ``KILLED``
+(Ctrl-C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
+from ray.train import ScalingConfig as RayScalingConfig
+from ray.train.torch import TorchTrainer
+
+from parabit.config import ConfigError, to_dict
+from parabit.evaluation import EvaluationReport
+from parabit.paths import output_root
+from parabit.ray_runtime import available_cpus, init_ray
+from parabit.tracking import RunTracker, tags as tag_names
+from parabit.tracking.evaluation import log_report
+from parabit.tracking.registry import register_model
+from parabit.training.checkpointing import UNLISTED_CHECKPOINTS_KEY, finished_checkpoint, load_state, \
+    unlisted_checkpoints
+from parabit.training.config import RunConfig as RunSettings
+from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
+from parabit.training.loop import train_loop_per_worker
+from parabit.training.prepared import PreparedData
+from parabit.training.recipe import Evaluation, Recipe
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingResult:
+    """What a finished run produced. ``model_uri`` is a registry URI (or a local folder if MLflow was down; None
+    when nothing is registered)."""
+
+    name: str
+    mlflow_run_id: str | None
+    model_uri: str | None
+    report: EvaluationReport
+    history: list[dict]
+    selected: dict
+    checkpoint_path: str
+    seconds: dict[str, float]
+
+
+def storage_path(config: RunSettings) -> Path:
+    return Path(config.storage_path).resolve() if config.storage_path else output_root() / "ray_results"
+
+
+def run_directory(config: RunSettings) -> Path:
+    """Where Ray Train keeps the run's checkpoints."""
+    return storage_path(config) / config.name
+
+
+def _run_record(config: RunSettings) -> Path:
+    """Where the MLflow run id of a named run is kept, so a re-run continues the same MLflow run."""
+    return storage_path(config) / f"{config.name}.parabit.json"
+
+
+def check_resources(config: RunSettings, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
+    """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
+    ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
+    left for Ray Data's read tasks, which then wait forever."""
+    if config.scaling.use_gpu:
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if gpus < config.scaling.num_workers:
+            raise ConfigError(
+                f"scaling.use_gpu asks for {config.scaling.num_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
+                "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
+            )
+    cpus = available_cpus()
+    workers = config.scaling.num_workers * concurrent_runs
+    wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
+    if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
+        runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
+        raise ConfigError(
+            f"scaling asks for {runs}{config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = "
+            f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
+            f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
+        )
+
+
+def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: str | None = None,
+                 tags: dict | None = None, uri: str | None = None) -> RunTracker:
+    """The MLflow run of ``config.name``: the one recorded for that name if this is a re-run, else a new one
+    (with the config as params). ``kind`` ("training", "trial", "sweep") is tagged for filtering in the UI."""
+    record = _run_record(config)
+    previous = json.loads(record.read_text()).get("mlflow_run_id") if record.exists() else None
+    tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous, parent_run_id=parent_run_id,
+                         tags={tag_names.KIND: kind, tag_names.RUN_NAME: config.name, tag_names.RECIPE: config.recipe,
+                               **(tags or {})}, uri=uri)
+    tracker.start()
+    if previous is None:
+        tracker.log_params(to_dict(config))
+    remember_run(config, tracker)
+    return tracker
+
+
+def remember_run(config: RunSettings, tracker: RunTracker) -> None:
+    """Record the MLflow run of ``config.name`` (once it exists: a run created late, after the store came back,
+    is recorded when the run finishes), so that re-running the same command continues it."""
+    record = _run_record(config)
+    if tracker.run_id and not record.exists():
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"mlflow_run_id": tracker.run_id}))
+
+
+def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | None, *,
+                  callbacks: Sequence = ()) -> TorchTrainer:
+    """The ``TorchTrainer`` of a run: the kernel's worker loop over the recipe's datasets, checkpointing and retries.
+
+    Shared by :func:`run_training` and the Tune trial trainable, so every run trains, resumes and retries alike."""
+    config = recipe.config
+    directory = run_directory(config)
+    datasets = recipe.datasets(prepared)
+    return TorchTrainer(
+        train_loop_per_worker,
+        train_loop_config={
+            "recipe": type(recipe),
+            "config": to_dict(config),
+            "prepared_dir": str(prepared.directory),
+            "datasets": sorted(datasets),
+            "run_dir": str(directory),
+            "mlflow_run_id": tracker.run_id if tracker is not None else None,
+            "tracking_uri": tracker.uri if tracker is not None else None,
+            "submitted_at": time.time(),
+            UNLISTED_CHECKPOINTS_KEY: unlisted_checkpoints(directory),
+        },
+        scaling_config=RayScalingConfig(
+            num_workers=config.scaling.num_workers,
+            use_gpu=config.scaling.use_gpu,
+            resources_per_worker={"CPU": config.scaling.cpus_per_worker, **config.scaling.resources_per_worker},
+        ),
+        run_config=RunConfig(
+            name=config.name,
+            storage_path=str(directory.parent),
+            failure_config=FailureConfig(max_failures=config.max_failures),
+            checkpoint_config=CheckpointConfig(num_to_keep=2),
+            callbacks=list(callbacks),
+        ),
+        datasets=datasets,
+    )
+
+
+def fit(recipe: Recipe, make_trainer: Callable[[], TorchTrainer]) -> Checkpoint:
+    """The final checkpoint of the run ``config.name``: the stored one when the run has already trained all its
+    epochs (re-running a finished command), else the one ``make_trainer().fit()`` ends with.
+
+    Raises :class:`TrainingDiverged` when the workers stopped at a non-finite value (their last good checkpoint
+    stays in the run's folder)."""
+    config = recipe.config
+    directory = run_directory(config)
+    checkpoint = finished_checkpoint(directory, config.optim.epochs)
+    if checkpoint is not None:
+        print(f"[{config.name}] already trained for {config.optim.epochs} epochs: evaluating its last checkpoint "
+              f"({checkpoint.path}) without training again", flush=True)
+        return checkpoint
+    (directory / DIVERGENCE_FILE).unlink(missing_ok=True)
+    result = make_trainer().fit()
+    divergence = Divergence.load(directory)
+    if divergence is not None:
+        raise TrainingDiverged(divergence.message(config.name))
+    if result.checkpoint is None:
+        raise RuntimeError(f"training run {config.name} finished without a checkpoint: {result.error}")
+    return result.checkpoint
+
+
+def evaluate_checkpoint(recipe: Recipe, checkpoint: Checkpoint,
+                        prepared: PreparedData) -> tuple[Evaluation, list[dict], dict]:
+    """The recipe's final evaluation of a checkpoint, the run's per-epoch history and the selected epoch's entry."""
+    with checkpoint.as_directory() as directory:
+        state = load_state(directory)
+        history = state["history"]
+        epoch = (state.get("selected") or {}).get("epoch", history[-1]["epoch"] if history else 0)
+        selected = next((h for h in history if h["epoch"] == epoch), {"epoch": epoch})
+        evaluation = recipe.evaluate(Path(directory), prepared, selected)
+    return evaluation, history, selected
+
+
+def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict | None = None) -> TrainingResult:
+    """Train ``recipe``'s run, evaluate it, log everything to MLflow and register its model.
+
+    ``parent_run_id`` nests the run under another (e.g. the pipeline run that made its data: lineage in one view).
+    """
+    config = recipe.config
+    recipe.check_inputs()  # before Ray starts: a typo in a path costs a second, not a cluster start
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    init_ray()
+    seconds["ray_init"] = time.perf_counter() - started
+
+    mark = time.perf_counter()
+    prepared = recipe.prepare()
+    seconds["prepare_data"] = time.perf_counter() - mark
+    print(f"[{config.name}] {recipe.describe(prepared)}", flush=True)
+    check_resources(config)
+
+    tracker = open_tracker(config, parent_run_id=parent_run_id, tags={**recipe.tags(), **(tags or {})})
+    with tracker.closing():
+        log_prepared_data(tracker, prepared)
+        mark = time.perf_counter()
+        checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker))
+        seconds["train"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        evaluation, history, selected = evaluate_checkpoint(recipe, checkpoint, prepared)
+        seconds["evaluate"] = time.perf_counter() - mark
+        tracker.log_history(history)  # the epochs live logging missed (store down, worker killed), each once
+        log_report(tracker, evaluation.report, title=config.name)
+        for name, payload in evaluation.artifacts.items():
+            tracker.log_dict(payload, name)
+
+        mark = time.perf_counter()
+        model_uri = None
+        if evaluation.embedder is not None and config.tracking.register_as:
+            model_uri = register_model(config, tracker, evaluation.embedder)
+        seconds["register"] = time.perf_counter() - mark
+        seconds["total"] = time.perf_counter() - started
+        tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
+    remember_run(config, tracker)
+    return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, history, selected,
+                          checkpoint.path, seconds)
+
+
+def log_prepared_data(tracker: RunTracker, prepared: PreparedData) -> None:
+    """Lineage: which prepared data a run trained on, and its statistics."""
+    tracker.set_tags({tag_names.DATA: str(prepared.directory)})
+    tracker.log_dict(prepared.stats, "data/stats.json")

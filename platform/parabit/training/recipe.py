@@ -1,0 +1,147 @@
+"""What one kind of training is: a :class:`Recipe`. The kernel (:mod:`parabit.training.loop`,
+:mod:`parabit.training.driver`) runs any recipe the same way.
+
+A recipe says *what* is trained, the kernel says *how* training runs (as a LightningModule and its Trainer):
+
+=======================  ==============================================================  ============
+step                     the recipe                                                      where
+=======================  ==============================================================  ============
+check inputs             :meth:`Recipe.check_inputs` (files exist, before Ray starts)    driver
+prepare data             :meth:`Recipe.prepare` → :class:`Prepared` (token ids, cached)  driver
+datasets                 :meth:`Recipe.datasets` (Ray Datasets; ``train`` is batched)    driver
+build the model          :meth:`Recipe.build_module` → a :class:`TrainingModule`         each worker
+loss of a batch          ``TrainingModule.forward(batch, step) -> loss | (loss, parts)``  each worker
+dev score after an epoch :meth:`Recipe.validate` → metrics with ``dev_score``             rank 0
+export                   :meth:`Recipe.export` → the :class:`SentenceEmbedder` to save     rank 0
+final evaluation         :meth:`Recipe.evaluate` → report (+ the embedder to register)    driver
+=======================  ==============================================================  ============
+
+The kernel owns everything else, once for every recipe: Ray Train workers, data sharding, seeded epoch order,
+optimisers (sparse-aware), gradient exchange between workers, clipping, the divergence guard, per-epoch
+checkpoints and resume, best-epoch selection, MLflow logging, pyfunc export and registration.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import pyarrow.parquet as pq
+import ray.data
+import torch
+from torch import nn
+
+from parabit.config import from_dict
+from parabit.embedder import SentenceEmbedder
+from parabit.evaluation.report import EvaluationReport
+from parabit.training.config import RunConfig
+from parabit.training.prepared import PreparedData
+
+ConfigT = TypeVar("ConfigT", bound=RunConfig)
+
+
+@dataclass
+class Step:
+    """What a training step may use besides its batch: the seeded ``generator`` (negatives, sampling), every
+    dataset shard of this worker by name (``shards["train"]`` holds the batches; other datasets, e.g. BilDRL's bitext,
+    are there to draw from), and where training is."""
+
+    generator: torch.Generator
+    shards: Mapping[str, dict[str, torch.Tensor]]
+    epoch: int
+    step: int
+
+
+class TrainingModule(nn.Module):
+    """Everything a recipe trains, in one module: ``forward(batch, step)`` returns the loss of the batch (or
+    ``(loss, {"part": value})`` to report its parts per epoch). One forward call per step, as DDP needs.
+
+    The whole module is what checkpoints hold and what the optimisers update; a recipe that exports a sentence
+    encoder keeps it as a submodule (e.g. ``self.encoder``). ``start_metrics`` are logged once when training starts
+    (e.g. how many words pre-trained vectors covered)."""
+
+    start_metrics: dict[str, float]
+
+    def __init__(self):
+        super().__init__()
+        self.start_metrics = {}
+
+
+@dataclass
+class Evaluation:
+    """A finished run's final evaluation: the ``report`` logged to MLflow, and the ``embedder`` to register
+    (None when the recipe exports no sentence encoder)."""
+
+    report: EvaluationReport
+    embedder: SentenceEmbedder | None = None
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+
+class Recipe(ABC, Generic[ConfigT]):
+    """One kind of training (see the module docstring). Subclasses set ``name`` and ``config_class`` and register
+    in :data:`parabit.recipes.RECIPES`; an instance holds one run's config."""
+
+    name: ClassVar[str]
+    config_class: ClassVar[type[RunConfig]]
+    experiment_tags: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: ConfigT):
+        self.config = config
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Recipe":
+        """The recipe of a config given as plain values (how Ray workers receive it)."""
+        return cls(from_dict(cls.config_class, data, where=f"{cls.name} config"))
+
+    # -- driver side -------------------------------------------------------------------------------------------
+    def check_inputs(self) -> None:
+        """Fail fast, before Ray starts, on inputs that are not there (a missing file, an unbuilt dataset)."""
+
+    @abstractmethod
+    def prepare(self) -> PreparedData:
+        """The run's token ids and vocabulary, prepared once and cached (later runs with the same data reuse them)."""
+
+    def load_prepared(self, directory: Path) -> PreparedData:
+        """What :meth:`prepare` made, read back on a worker."""
+        return PreparedData.load(directory)
+
+    def datasets(self, prepared: PreparedData) -> dict[str, ray.data.Dataset]:
+        """The Ray Datasets the workers read: ``train`` (split across workers and batched by the kernel), plus any
+        others the training step draws from. Default: the prepared pairs.
+
+        Built from the Arrow table rather than ``read_parquet``: the ids are compact, and parquet reading schedules
+        read tasks that each want a whole CPU, which starve concurrent runs (two Tune trials) on a small machine."""
+        return {"train": ray.data.from_arrow(pq.read_table(prepared.pairs_path))}
+
+    def describe(self, prepared: PreparedData) -> str:
+        """One line about the prepared data, printed before training."""
+        stats = prepared.stats
+        return (f"{stats.get('pairs_kept', '?')} training pairs, vocabulary {len(prepared.vocab)}, "
+                f"rejected {stats.get('rejected', {})}")
+
+    def tags(self) -> dict[str, str]:
+        """Extra MLflow tags of the run (for filtering in the UI)."""
+        return {}
+
+    @abstractmethod
+    def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
+        """The final evaluation of a finished run from its checkpoint folder (``state.pt`` and the exported
+        ``embedder/``); ``selected`` is the history entry of the epoch the checkpoint's model comes from."""
+
+    # -- worker side -------------------------------------------------------------------------------------------
+    @abstractmethod
+    def build_module(self, prepared: PreparedData, *, sparse: bool) -> TrainingModule:
+        """The model and its loss as one :class:`TrainingModule`, initialised from the torch seed the kernel set.
+        ``sparse``: whether word tables may take row-sparse gradients."""
+
+    def validate(self, module: TrainingModule, prepared: PreparedData) -> dict[str, float]:
+        """Dev metrics after an epoch (rank 0): ``dev_score`` (what selection and sweeps maximise) and any
+        ``dev/...`` details. Default: none (the run is then selected by its last epoch)."""
+        return {}
+
+    def export(self, module: TrainingModule, prepared: PreparedData) -> SentenceEmbedder | None:
+        """The sentence embedder saved with each checkpoint (and registered at the end); None if there is none."""
+        return None
