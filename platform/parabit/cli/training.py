@@ -128,7 +128,7 @@ def evaluate(encoder: str, model_uri: str | None, tokenizer: str, keep_case: boo
         description = {"model_uri": model_uri}
     else:
         baseline = build_baseline(encoder, Tokenizer(tokenizer, lowercase=not keep_case))
-        description = {"encoder": encoder, **baseline.describe()}
+        description = {"encoder": encoder, "tokenizer": baseline.tokenizer.to_dict(), "spec": baseline.spec}
     started = time.perf_counter()
     encode = load_encoder(model_uri) if model_uri else baseline.encode
     report = EvaluationSuite.standard(config)(encode)

@@ -1,9 +1,11 @@
-"""AVG: a sentence is the mean (or sum) of its word vectors (Wieting et al. 2016; SUM: Hermann & Blunsom 2014)."""
+"""AVG: a sentence is the mean (or sum) of its word vectors (Wieting et al. 2016; SUM: Hermann & Blunsom 2014),
+optionally weighted per word and with common components removed (SIF, Arora et al. 2017)."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from parabit.encoders.base import PAD_ID, SentenceEncoder
 from parabit.encoders.pooling import pooling_function
@@ -12,9 +14,18 @@ from parabit.encoders.pooling import pooling_function
 class AvgEncoder(SentenceEncoder):
     """Word averaging: ``ids [B, T], lengths [B] -> [B, dim]``; ``output_dim == dim``.
 
-    ``pooling="mean"`` averages the word vectors of the real tokens (the AVG model); ``"sum"`` adds them
-    (the ADD/SUM model used with J_bi by Hermann & Blunsom). The word table is the only parameter, so
-    this model is meant for ``sparse=True`` with SparseAdam or Adagrad on large vocabularies.
+    ``pooling="mean"`` averages the word vectors of the real tokens (the AVG model); ``"sum"`` adds them (the ADD/SUM
+    model used with J_bi by Hermann & Blunsom). The word table is meant for ``sparse=True`` with row-sparse optimisers.
+
+    ``weighted``: each word's vector is scaled by its weight before pooling (the mean still divides by the number of
+    tokens, as SIF's ``1/|s| Σ a/(a+p(w)) v_w``). The weights start as ``initial_weights`` (e.g. SIF's, see
+    :func:`parabit.text.frequency.sif_weights`); they are fixed (a buffer) unless ``learn_weights``, then a one-column
+    embedding trained with the words (row-sparse like the table).
+
+    ``components``: that many common directions ``u`` are projected out of every sentence vector,
+    ``v − Σ (v·u) u`` (SIF's common-component removal). They are a buffer set by :meth:`fit_components` on
+    training-side sentences (never evaluation data); until fitted they are zero and remove nothing. Weights and
+    components are part of the state dict, so the exported model encodes exactly as the evaluated one.
     """
 
     POOLINGS = ("mean", "sum")
@@ -25,17 +36,63 @@ class AvgEncoder(SentenceEncoder):
         dim: int,
         *,
         pooling: str = "mean",
+        weighted: bool = False,
+        learn_weights: bool = False,
+        components: int = 0,
+        initial_weights: torch.Tensor | None = None,
         initial_vectors: torch.Tensor | None = None,
         sparse: bool = False,
     ):
         super().__init__(vocab_size, dim, initial_vectors=initial_vectors, sparse=sparse)
         self.pooling = pooling
         pooling_function(pooling, self.POOLINGS)  # validates the name
+        if learn_weights and not weighted:
+            raise ValueError("learn_weights needs weighted=True")
+        if components < 0 or components >= dim:
+            raise ValueError(f"components must be in [0, dim); got {components} for dim {dim}")
+        self.weighted, self.learn_weights = weighted, learn_weights
+        weights = torch.ones(vocab_size) if initial_weights is None else initial_weights.detach().float().clone()
+        if weighted and tuple(weights.shape) != (vocab_size,):
+            raise ValueError(f"initial_weights has shape {tuple(weights.shape)}, expected ({vocab_size},)")
+        if learn_weights:
+            self.word_weights = nn.Embedding(vocab_size, 1, padding_idx=PAD_ID, sparse=sparse)
+            with torch.no_grad():
+                self.word_weights.weight.copy_(weights.unsqueeze(1))
+        elif weighted:
+            self.register_buffer("word_weights", weights)
+        self.register_buffer("components", torch.zeros(components, dim))
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return self.remove_components(self.pool(ids, lengths))
+
+    def pool(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Sentence vectors before common-component removal (what :meth:`fit_components` is fitted on)."""
         # embedding_bag reduces inside the lookup: no [B, T, dim] intermediate, and its backward writes the
-        # sparse gradient directly. Positions past each length become PAD, which embedding_bag leaves out of
-        # both the sum and the mean's count.
+        # sparse gradient directly. Positions past each length become PAD, which embedding_bag leaves out.
         ids = ids.masked_fill(~self.mask(ids, lengths), PAD_ID)
-        return F.embedding_bag(ids, self.embedding.weight, mode=self.pooling, padding_idx=PAD_ID,
-                               sparse=self.embedding.sparse)
+        sparse = self.embedding.sparse
+        if not self.weighted:
+            pooled = F.embedding_bag(ids, self.embedding.weight, mode=self.pooling, padding_idx=PAD_ID, sparse=sparse)
+        else:
+            weights = self.word_weights(ids).squeeze(-1) if self.learn_weights else self.word_weights[ids]
+            pooled = F.embedding_bag(ids, self.embedding.weight, mode="sum", padding_idx=PAD_ID, sparse=sparse,
+                                     per_sample_weights=weights.to(self.embedding.weight.dtype))
+            if self.pooling == "mean":
+                pooled = pooled / lengths.to(pooled.dtype).unsqueeze(1)
+        return pooled
+
+    def remove_components(self, vectors: torch.Tensor) -> torch.Tensor:
+        if self.components.numel() == 0:
+            return vectors
+        return vectors - (vectors @ self.components.T) @ self.components
+
+    @torch.no_grad()
+    def fit_components(self, vectors: torch.Tensor) -> None:
+        """Set the common components to the top right singular vectors of ``vectors [N, dim]`` (sentence vectors
+        of training-side text, from :meth:`pool`), as SIF does (no centring)."""
+        k = self.components.shape[0]
+        if k == 0:
+            return
+        vectors = vectors.double()
+        _, eigenvectors = torch.linalg.eigh(vectors.T @ vectors)  # eigenvalues ascending
+        self.components.copy_(eigenvectors[:, -k:].flip(1).T.to(self.components.dtype))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, \
+    model_validator
 
 from parabit.config import Config, check_name
 from parabit.evaluation.config import EvaluationConfig
@@ -27,17 +28,21 @@ class DataConfig(Config):
     ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from
     ``parabit phrases``: columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases:
     columns ``phrase``, ``paraphrase``); ``path`` is the parquet file or folder.
+    ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs).
     ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
-    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``drop_bigrams_of``: reject every pair whose
-    English side shares a word bigram with these evaluation sets (``sick``: the SICK test sentences; Elgohary &
-    Carpuat's memorisation check).
+    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``glove_words``: also give the vocabulary the
+    that many most frequent GloVe words, so a word the pairs lack still has its pre-trained vector at test time
+    (with ``model.init: glove``). ``drop_bigrams_of``: reject every pair whose English side shares a word bigram with
+    these evaluation sets (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
+    ``component_sentences``: how many distinct English training sentences (a seeded sample) the model's common
+    components are fitted on (``model.components``).
     """
 
     condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
                        "pivot_paraphrases"] = "bilingual_sentences"
     lang: str = "es"
     sources: tuple[Literal["tatoeba", "europarl"], ...] = BITEXT_SOURCES
-    path: str | None = None
+    path: str | list[str] | None = None
     max_pairs: PositiveInt | None = None
     max_tokens: PositiveInt = 40
     min_count: PositiveInt = 1
@@ -46,12 +51,22 @@ class DataConfig(Config):
     lowercase: bool = True
     seed: int = 13
     drop_bigrams_of: tuple[Literal["sick"], ...] = ()
+    glove_words: NonNegativeInt = 0
+    component_sentences: PositiveInt = 50_000
 
     @model_validator(mode="after")
     def _path_for_files(self):
         if self.condition in FILE_CONDITIONS and not self.path:
             raise ValueError(f"data.condition {self.condition!r} needs data.path: the parquet file of training pairs")
+        if self.condition not in FILE_CONDITIONS and self.path:
+            raise ValueError(f"data.path is only read by the file conditions {list(FILE_CONDITIONS)}; "
+                             f"data.condition is {self.condition!r}")
         return self
+
+    @property
+    def paths(self) -> list[str]:
+        """``path`` as a list."""
+        return [] if self.path is None else [self.path] if isinstance(self.path, str) else list(self.path)
 
 
 class ModelConfig(Config):
@@ -60,6 +75,13 @@ class ModelConfig(Config):
     ``init``: ``random`` (normal with standard deviation ``init_std``; 1.0 as in ``nn.Embedding``, which scored
     better than 0.1 here) or ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``).
     ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
+    ``options``: further keyword options of the encoder class.
+
+    Averaging only (``encoder: avg``; SIF, Arora et al. 2017): ``weighting: sif`` scales each word by
+    ``sif_a / (sif_a + p(w))`` (``p`` from GloVe's frequency rank, or the training text for words GloVe lacks), in
+    training and in the exported model; ``learn_weights`` trains those weights with the words. ``components``: that
+    many common directions are removed from every sentence vector, refitted at the start of every epoch on
+    ``data.component_sentences`` training sentences (never on evaluation data).
     """
 
     encoder: str = "avg"
@@ -67,6 +89,10 @@ class ModelConfig(Config):
     init: Literal["random", "glove"] = "random"
     init_std: PositiveFloat = 1.0
     sparse: bool = True
+    weighting: Literal["none", "sif"] = "none"
+    sif_a: PositiveFloat = 1e-3
+    learn_weights: bool = False
+    components: NonNegativeInt = 0
     options: dict = Field(default_factory=dict)
 
     @field_validator("encoder")
@@ -77,10 +103,25 @@ class ModelConfig(Config):
         return check_name(name, ENCODERS, "encoder")
 
     @model_validator(mode="after")
-    def _glove_is_50d(self):
+    def _consistent(self):
         if self.init == "glove" and self.dim != 50:
             raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
+        if self.encoder != "avg" and (self.weighting != "none" or self.components):
+            raise ValueError("model.weighting and model.components are for the averaging encoder: set model.encoder "
+                             f"to 'avg' (it is {self.encoder!r}) or remove them")
+        if self.learn_weights and self.weighting == "none":
+            raise ValueError("model.learn_weights needs initial weights: set model.weighting: sif")
+        if self.components >= self.dim:
+            raise ValueError(f"model.components must be fewer than model.dim ({self.dim})")
         return self
+
+    def encoder_options(self) -> dict:
+        """The encoder class's keyword options this section sets (what the exported spec records)."""
+        options = dict(self.options)
+        if self.weighting != "none" or self.components:
+            options.update(weighted=self.weighting != "none", learn_weights=self.learn_weights,
+                           components=self.components)
+        return options
 
 
 class ObjectiveConfig(Config):

@@ -15,21 +15,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from parabit.data.bitext import read_europarl, read_tatoeba
-from parabit.data.errors import Quarantine
+from parabit.data.errors import DataFormatError, Quarantine
 from parabit.data.ppdb import read_ppdb_lexical
 from parabit.data.sick import read_sick
-from parabit.paths import output_root
-from parabit.text.tokenize import Tokenizer
 from parabit.pairs.config import DataConfig
+from parabit.paths import output_root
+from parabit.text.glove import load_glove
+from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
-from parabit.training.prepared import PreparedData, id_table, write_prepared
+from parabit.training.prepared import PreparedData, fixed_size_ids, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 
 PREPARED_FORMAT = 1
+COUNTS_FILE = "counts.json"  # {lang: {word: count}} of the training text, for word weights
 
 
 @dataclass(frozen=True)
@@ -63,23 +66,30 @@ def load_text_pairs(config: DataConfig) -> TextPairs:
         pairs = read_ppdb_lexical(quarantine=quarantine)
         return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", dict(quarantine.counts))
     column_a, column_b, lang_column = PARQUET_COLUMNS[config.condition]
-    table = pq.read_table(config.path)
-    missing = {column_a, column_b} - set(table.column_names)
-    if missing:
-        raise ValueError(f"{config.path}: {config.condition} training pairs need columns {column_a} and {column_b}; "
-                         f"missing {sorted(missing)}")
-    lang_b = table.column(lang_column)[0].as_py() if lang_column in table.column_names and len(table) else "en"
-    return TextPairs(table.column(column_a).to_pylist(), table.column(column_b).to_pylist(), "en", lang_b, {})
+    text_a, text_b, languages = [], [], set()
+    for path in config.paths:
+        table = pq.read_table(path)
+        missing = {column_a, column_b} - set(table.column_names)
+        if missing:
+            raise DataFormatError(path, None, f"{config.condition} training pairs need columns {column_a} and "
+                                  f"{column_b}; missing {sorted(missing)}")
+        text_a += table.column(column_a).to_pylist()
+        text_b += table.column(column_b).to_pylist()
+        if lang_column in table.column_names and len(table):
+            languages.update(table.column(lang_column).unique().to_pylist())
+    if len(languages) > 1:
+        raise DataFormatError(config.paths[0], None, f"the files of data.path pair English with several languages "
+                              f"{sorted(languages)}; train one language pair at a time")
+    return TextPairs(text_a, text_b, "en", languages.pop() if languages else "en", {})
 
 
 def _cache_key(config: DataConfig) -> str:
     """The data config, plus the input file's identity for parquet inputs (a re-made file must not hit the cache)."""
-    source = {}
-    if config.condition in PARQUET_COLUMNS:
-        path = Path(config.path)
+    source = []
+    for path in map(Path, config.paths):
         stats = [p.stat() for p in ([path] if path.is_file() else sorted(path.glob("*.parquet")))]
-        source = {"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
-                  "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
+        source.append({"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
+                       "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)})
     settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json"), "source": source},
                           sort_keys=True, default=str)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
@@ -138,6 +148,8 @@ def prepare_pairs(config: DataConfig, cache_root: Path | None = None) -> Prepare
         counts[pairs.lang_a].update(tokens_a[index])
         counts[pairs.lang_b].update(tokens_b[index])
     vocab = Vocabulary.build(counts, min_count=config.min_count, max_words_per_language=config.max_words_per_language)
+    if config.glove_words:
+        vocab = with_glove_words(vocab, config.glove_words)
     ids_a, len_a = pad_batch([vocab.encode(tokens_a[i], pairs.lang_a) for i in chosen], config.max_tokens)
     ids_b, len_b = pad_batch([vocab.encode(tokens_b[i], pairs.lang_b) for i in chosen], config.max_tokens)
     ids_a, ids_b = (np.pad(ids, ((0, 0), (0, config.max_tokens - ids.shape[1]))) for ids in (ids_a, ids_b))
@@ -157,6 +169,36 @@ def prepare_pairs(config: DataConfig, cache_root: Path | None = None) -> Prepare
         "max_tokens": config.max_tokens,
         "config": config.model_dump(mode="json"),
     }
-    write_prepared(directory, {"pairs": id_table(ids_a, len_a, ids_b, len_b)}, vocab, stats)
+    english = [tokens_a[i] for i in chosen] + ([tokens_b[i] for i in chosen] if pairs.lang_b == "en" else [])
+    tables = {"pairs": id_table(ids_a, len_a, ids_b, len_b),
+              "fit": sentence_table(component_sentences(english, config), vocab, "en", config.max_tokens)}
+    stats["fit_sentences"] = tables["fit"].num_rows
+    word_counts = {lang: {word: counts[lang][word] for _, word in vocab.words(lang) if word in counts[lang]}
+                   for lang in counts}
+    write_prepared(directory, tables, vocab, stats, documents={COUNTS_FILE: word_counts})
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
     return PreparedData.load(directory)
+
+
+def with_glove_words(vocab: Vocabulary, count: int) -> Vocabulary:
+    """``vocab`` plus the ``count`` most frequent GloVe words it lacks, as English entries (after its own)."""
+    words, _ = load_glove()
+    keys = [vocab.key(i) for i in range(1, len(vocab))]
+    known = set(keys)
+    keys += [key for key in (f"en:{word}" for word in words[:count]) if key not in known]
+    return Vocabulary(keys)
+
+
+def component_sentences(sentences: list[list[str]], config: DataConfig) -> list[list[str]]:
+    """A seeded sample of ``config.component_sentences`` distinct English training sentences (tokenised): what a
+    model's common components are fitted on."""
+    distinct = list(dict.fromkeys(tuple(tokens) for tokens in sentences if tokens))
+    order = np.random.default_rng(config.seed + 1).permutation(len(distinct))[:config.component_sentences]
+    return [list(distinct[i]) for i in sorted(order)]
+
+
+def sentence_table(sentences: list[list[str]], vocab: Vocabulary, lang: str, max_tokens: int) -> pa.Table:
+    """Tokenised sentences as padded ids (``ids_a``, ``len_a``) in the prepared format."""
+    ids, lengths = pad_batch(vocab.encode_all(sentences, lang), max_tokens)
+    ids = np.pad(ids, ((0, 0), (0, max_tokens - ids.shape[1])))
+    return pa.table({"ids_a": fixed_size_ids(ids), "len_a": pa.array(lengths.astype(np.int32))})

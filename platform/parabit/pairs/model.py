@@ -9,6 +9,7 @@ from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder, touched_rows
 from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
 from parabit.pairs.config import ModelConfig, ObjectiveConfig
+from parabit.text.frequency import sif_weights
 from parabit.text.glove import glove_rows_for
 from parabit.text.vocab import Vocabulary
 from parabit.training.recipe import Step, TrainingModule
@@ -16,7 +17,15 @@ from parabit.training.recipe import Step, TrainingModule
 
 def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:
     """What :meth:`SentenceEmbedder.build_encoder` needs to rebuild this encoder at inference."""
-    return {"encoder": config.encoder, "vocab_size": vocab_size, "dim": config.dim, "options": dict(config.options)}
+    return {"encoder": config.encoder, "vocab_size": vocab_size, "dim": config.dim,
+            "options": config.encoder_options()}
+
+
+def initial_word_weights(config: ModelConfig, vocab: Vocabulary, counts: dict | None) -> torch.Tensor | None:
+    """The per-word weights the averaging encoder starts from (SIF), or None without weighting."""
+    if config.weighting == "none":
+        return None
+    return torch.from_numpy(sif_weights(vocab, config.sif_a, counts))
 
 
 def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
@@ -44,11 +53,17 @@ class PairModule(TrainingModule):
                                 else L2ToInitRegularizer(objective.regularization, encoder.embedding.weight))
 
     @classmethod
-    def build(cls, model: ModelConfig, objective: ObjectiveConfig, vocab: Vocabulary, *, sparse: bool) -> "PairModule":
-        """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed)."""
+    def build(cls, model: ModelConfig, objective: ObjectiveConfig, vocab: Vocabulary, *, sparse: bool,
+              counts: dict | None = None) -> "PairModule":
+        """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed) and
+        word weights (``counts``: the training text's word counts per language, for words GloVe lacks)."""
         spec = encoder_spec(model, len(vocab))
+        extra = {}
+        weights = initial_word_weights(model, vocab, counts)
+        if weights is not None:
+            extra["initial_weights"] = weights
         encoder = SentenceEmbedder.build_encoder(spec, sparse=sparse and model.sparse,
-                                                 initial_vectors=initial_word_table(model, vocab))
+                                                 initial_vectors=initial_word_table(model, vocab), **extra)
         return cls(encoder, spec, objective)
 
     def forward(self, batch: dict, step: Step) -> torch.Tensor:

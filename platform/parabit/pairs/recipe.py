@@ -3,17 +3,21 @@ paraphrases) with J_bi or J_pa, scored on the dev STS set after every epoch and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
 
 from parabit.data.errors import DataFormatError
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationSuite
 from parabit.evaluation.dev import DevSet
 from parabit.pairs.config import PairsConfig
-from parabit.pairs.data import prepare_pairs
+from parabit.pairs.data import COUNTS_FILE, prepare_pairs
 from parabit.pairs.model import PairModule
 from parabit.training.checkpointing import EMBEDDER_DIR
-from parabit.training.prepared import PreparedData
+from parabit.training.prepared import PreparedData, arrow_to_tensors
 from parabit.training.recipe import Evaluation, Recipe
 
 
@@ -31,7 +35,24 @@ class PairsRecipe(Recipe[PairsConfig]):
         return prepare_pairs(self.config.data)
 
     def build_module(self, prepared: PreparedData, *, sparse: bool) -> PairModule:
-        return PairModule.build(self.config.model, self.config.objective, prepared.vocab, sparse=sparse)
+        counts_file = prepared.directory / COUNTS_FILE
+        counts = json.loads(counts_file.read_text()) if counts_file.is_file() else None
+        return PairModule.build(self.config.model, self.config.objective, prepared.vocab, sparse=sparse,
+                                counts=counts)
+
+    def refit(self, module: PairModule, prepared: PreparedData) -> None:
+        """Refit the encoder's common components on the training sentences (every worker alike: the weights are
+        the same everywhere, so are the components)."""
+        if not self.config.model.components:
+            return
+        if not hasattr(self, "_fit"):
+            device = module.encoder.embedding.weight.device
+            table = arrow_to_tensors(pq.read_table(prepared.table_path("fit")))
+            self._fit = {name: torch.from_numpy(array).to(device) for name, array in table.items()}
+        with torch.no_grad():
+            vectors = torch.cat([module.encoder.pool(self._fit["ids_a"][rows], self._fit["len_a"][rows])
+                                 for rows in torch.split(torch.arange(len(self._fit["len_a"])), 8192)])
+        module.encoder.fit_components(vectors)
 
     def export(self, module: PairModule, prepared: PreparedData) -> SentenceEmbedder:
         return SentenceEmbedder(module.encoder, module.spec, prepared.vocab, prepared.tokenizer, prepared.lang_a,

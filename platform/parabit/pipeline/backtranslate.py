@@ -17,7 +17,7 @@ import ray
 
 from parabit.pipeline.config import TranslationConfig
 from parabit.pipeline.stage import REASON, StageOutput, write_split
-from parabit.translate import build_translator
+from parabit.translate import Translator, build_translator, translator_class
 
 # The column each mode translates first, and its name in the output (the text a reject row shows).
 INPUT_COLUMN = {"backtranslate": "foreign", "roundtrip": "en"}
@@ -29,10 +29,19 @@ class BacktranslateBatches:
     for the stage; every batch goes through the configuration's legs (one, or two for a round trip)."""
 
     def __init__(self, engine: str, options: dict, direction: str, mode: str = "backtranslate"):
-        self.translator = build_translator(engine, **options)
         self.engine, self.direction, self.mode = engine, direction, mode
         languages = direction.split("-")
         self.legs = list(zip(languages, languages[1:]))
+        # One translator per distinct options: one for every leg of a neural engine, one per direction of Apertium.
+        cls = translator_class(engine)
+        self._by_options: dict[str, Translator] = {}
+        self.translators = {}
+        for src, tgt in self.legs:
+            leg_options = cls.options_for(src, tgt, options)
+            key = repr(sorted(leg_options.items()))
+            if key not in self._by_options:
+                self._by_options[key] = build_translator(engine, **leg_options)
+            self.translators[src, tgt] = self._by_options[key]
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         texts = batch[INPUT_COLUMN[self.mode]].to_pylist()
@@ -40,7 +49,7 @@ class BacktranslateBatches:
         outputs, costs = [], None
         for src, tgt in self.legs:
             todo = [i for i, reason in enumerate(reasons) if reason is None]
-            result = self.translator.translate([texts[i] for i in todo], src, tgt)
+            result = self.translators[src, tgt].translate([texts[i] for i in todo], src, tgt)
             leg = f" ({src}-{tgt})" if len(self.legs) > 1 else ""
             texts = [None] * len(texts)
             costs = None if result.costs is None else [None] * len(texts)
@@ -66,7 +75,8 @@ class BacktranslateBatches:
         return out
 
     def __del__(self):
-        self.translator.close()
+        for translator in getattr(self, "_by_options", {}).values():
+            translator.close()
 
 
 def batched_input(ingested: StageOutput, batch_size: int) -> ray.data.Dataset:

@@ -42,6 +42,27 @@ from parabit.training.recipe import Evaluation, Recipe
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class TrainingRecord:
+    """What a run's checkpoint says about its training: the per-epoch ``history``, the ``selected`` epoch's entry
+    (the model evaluated and exported) and the ``initial`` dev scores of the untrained model."""
+
+    history: list[dict]
+    selected: dict
+    initial: dict
+
+    @classmethod
+    def of(cls, state: dict) -> "TrainingRecord":
+        history = state["history"]
+        epoch = (state.get("selected") or {}).get("epoch", history[-1]["epoch"] if history else 0)
+        selected = next((h for h in history if h["epoch"] == epoch), {"epoch": epoch})
+        return cls(history, selected, dict(state.get("initial", {})))
+
+    def for_mlflow(self) -> list[dict]:
+        """The history with the untrained model as step 0, as the worker logs it live."""
+        return ([{"epoch": 0, **self.initial}] if self.initial else []) + self.history
+
+
 @dataclass
 class TrainingResult:
     """What a finished run produced. ``model_uri`` is a registry URI (or a local folder if MLflow was down; None
@@ -51,10 +72,17 @@ class TrainingResult:
     mlflow_run_id: str | None
     model_uri: str | None
     report: EvaluationReport
-    history: list[dict]
-    selected: dict
+    record: TrainingRecord
     checkpoint_path: str
     seconds: dict[str, float]
+
+    @property
+    def history(self) -> list[dict]:
+        return self.record.history
+
+    @property
+    def selected(self) -> dict:
+        return self.record.selected
 
 
 def storage_path(config: RunSettings) -> Path:
@@ -180,15 +208,12 @@ def fit(recipe: Recipe, make_trainer: Callable[[], TorchTrainer]) -> Checkpoint:
 
 
 def evaluate_checkpoint(recipe: Recipe, checkpoint: Checkpoint,
-                        prepared: PreparedData) -> tuple[Evaluation, list[dict], dict]:
-    """The recipe's final evaluation of a checkpoint, the run's per-epoch history and the selected epoch's entry."""
+                        prepared: PreparedData) -> tuple[Evaluation, TrainingRecord]:
+    """The recipe's final evaluation of a checkpoint, and what the checkpoint records of the training."""
     with checkpoint.as_directory() as directory:
-        state = load_state(directory)
-        history = state["history"]
-        epoch = (state.get("selected") or {}).get("epoch", history[-1]["epoch"] if history else 0)
-        selected = next((h for h in history if h["epoch"] == epoch), {"epoch": epoch})
-        evaluation = recipe.evaluate(Path(directory), prepared, selected)
-    return evaluation, history, selected
+        record = TrainingRecord.of(load_state(directory))
+        evaluation = recipe.evaluate(Path(directory), prepared, record.selected)
+    return evaluation, record
 
 
 def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict | None = None) -> TrainingResult:
@@ -217,9 +242,9 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
         seconds["train"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        evaluation, history, selected = evaluate_checkpoint(recipe, checkpoint, prepared)
+        evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
         seconds["evaluate"] = time.perf_counter() - mark
-        tracker.log_history(history)  # the epochs live logging missed (store down, worker killed), each once
+        tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
         log_report(tracker, evaluation.report, title=config.name)
         for name, payload in evaluation.artifacts.items():
             tracker.log_dict(payload, name)
@@ -232,8 +257,8 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
         seconds["total"] = time.perf_counter() - started
         tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     remember_run(config, tracker)
-    return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, history, selected,
-                          checkpoint.path, seconds)
+    return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,
+                          seconds)
 
 
 def log_prepared_data(tracker: RunTracker, prepared: PreparedData) -> None:

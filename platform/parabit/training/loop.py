@@ -19,6 +19,7 @@ import ray.train
 import ray.train.torch
 import torch
 
+from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
 from parabit.training.batches import epoch_generator, load_shard, shuffled_batches, steps_per_epoch
 from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
@@ -53,22 +54,26 @@ def train_loop_per_worker(loop_config: dict) -> None:
     clipped = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]  # norms are dense
 
     selected_dir = Path(tempfile.mkdtemp(prefix="parabit-selected-"))  # the selected epoch's exported embedder
-    start_epoch, history, resumes, selected = 0, [], 0, None
+    start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
     state = restore(module, optimizers, loop_config, embedder_to=selected_dir)
     if state is not None:
         start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
-        selected = state.get("selected")
+        selected, initial = state.get("selected"), state.get("initial", {})
         if rank == 0:
             log.info("resuming %s from the checkpoint of epoch %d", config.name, start_epoch)
+    else:
+        recipe.refit(module, prepared)
+        if rank == 0:  # the untrained model's dev score: what training is measured against
+            initial = recipe.validate(module, prepared)
 
     shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
     steps = steps_per_epoch(len(shards["train"]["len_a"]), config.optim.batch_size)
     nodes = _worker_nodes(world)
     tracker = _tracker(loop_config, config, rank)
     if tracker is not None:
-        tracker.set_tags({"parabit.worker_nodes": ",".join(nodes), "parabit.device": str(device)})
-        if start_epoch == 0 and module.start_metrics:
-            tracker.log_metrics(module.start_metrics)
+        tracker.set_tags({tags.WORKER_NODES: ",".join(nodes), tags.DEVICE: str(device)})
+        if start_epoch == 0:  # step 0: before training (the untrained model's dev scores, what the init covered)
+            tracker.log_metrics({**module.start_metrics, **initial}, step=0)
     # Epochs already in the MLflow run are not logged again: a worker (or driver) killed after logging an epoch but
     # before its checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for
     # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
@@ -111,6 +116,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
                 print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} step {step}/{steps} "
                       f"loss {totals['loss'] / seen:.4f}", flush=True)
         seconds = time.perf_counter() - started
+        recipe.refit(module, prepared)
         metrics = {"epoch": epoch + 1, **{key: total / max(seen, 1) for key, total in totals.items()},
                    "pairs_per_second": seen * world / max(seconds, 1e-9), "epoch_seconds": seconds, "workers": world,
                    "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
@@ -134,7 +140,8 @@ def train_loop_per_worker(loop_config: dict) -> None:
         print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f}{dev} "
               f"({seconds:.1f} s, {metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
         report_with_checkpoint(metrics, training_state(module, optimizers, epoch=epoch + 1, history=history,
-                                                       resumes=resumes, selected=selected), selected_dir)
+                                                       resumes=resumes, selected=selected, initial=initial),
+                               selected_dir)
 
 
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:

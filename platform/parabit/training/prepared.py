@@ -72,9 +72,9 @@ def id_table(ids_a: np.ndarray, len_a: np.ndarray, ids_b: np.ndarray, len_b: np.
 
 
 def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabulary, stats: dict,
-                   arrays: dict[str, np.ndarray] | None = None) -> None:
-    """Write ``<name>.parquet`` per table (``pairs`` is the training table), ``<name>.npy`` per array, the
-    vocabulary and ``stats.json``.
+                   arrays: dict[str, np.ndarray] | None = None, documents: dict[str, object] | None = None) -> None:
+    """Write ``<name>.parquet`` per table (``pairs`` is the training table), ``<name>.npy`` per array, a JSON file
+    per document (named with its extension), the vocabulary and ``stats.json``.
 
     A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see each
     other's half-written files, and the first to finish wins.
@@ -85,6 +85,8 @@ def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabula
         pq.write_table(table, staging / f"{name}.parquet", row_group_size=50_000)
     for name, array in (arrays or {}).items():
         np.save(staging / f"{name}.npy", array)
+    for name, document in (documents or {}).items():
+        (staging / name).write_text(json.dumps(document, ensure_ascii=False))
     vocab.save(staging / "vocab.json")
     (staging / STATS_FILE).write_text(json.dumps(stats, indent=1, default=str))
     try:

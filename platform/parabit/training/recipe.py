@@ -11,6 +11,7 @@ prepare data             :meth:`Recipe.prepare` → :class:`Prepared` (token ids
 datasets                 :meth:`Recipe.datasets` (Ray Datasets; ``train`` is batched)    driver
 build the model          :meth:`Recipe.build_module` → a :class:`TrainingModule`         each worker
 loss of a batch          ``TrainingModule.forward(batch, step) -> loss | (loss, parts)``  each worker
+untrained parts          :meth:`Recipe.refit` (before training, after every epoch)         each worker
 dev score after an epoch :meth:`Recipe.validate` → metrics with ``dev_score``             rank 0
 export                   :meth:`Recipe.export` → the :class:`SentenceEmbedder` to save     rank 0
 final evaluation         :meth:`Recipe.evaluate` → report (+ the embedder to register)    driver
@@ -136,6 +137,11 @@ class Recipe(ABC, Generic[ConfigT]):
     def build_module(self, prepared: PreparedData, *, sparse: bool) -> TrainingModule:
         """The model and its loss as one :class:`TrainingModule`, initialised from the torch seed the kernel set.
         ``sparse``: whether word tables may take row-sparse gradients."""
+
+    def refit(self, module: TrainingModule, prepared: PreparedData) -> None:
+        """Refit what the optimiser does not train (e.g. common components), on every worker: before training
+        starts (ahead of the untrained model's dev score) and after every epoch (ahead of its dev score and export).
+        Default: nothing."""
 
     def validate(self, module: TrainingModule, prepared: PreparedData) -> dict[str, float]:
         """Dev metrics after an epoch (rank 0): ``dev_score`` (what selection and sweeps maximise) and any

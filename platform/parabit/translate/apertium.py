@@ -286,9 +286,18 @@ class ApertiumTranslator(Translator):
         self.restarts = 0
 
     @classmethod
+    def options_for(cls, src: str, tgt: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Without a ``mode``, the mode of the direction (``en``→``es``: ``eng-spa``): a round trip through
+        Apertium runs one process per leg."""
+        if "mode" in options:
+            return dict(options)
+        return {**options, "mode": f"{ISO3.get(src, src)}-{ISO3.get(tgt, tgt)}"}
+
+    @classmethod
     def check_options(cls, src: str, tgt: str, options: Mapping[str, Any]) -> None:
-        """The mode must be installed and translate ``src``→``tgt``."""
-        mode = options.get("mode", "spa-eng")
+        """The mode (given, or the direction's) must be installed and translate ``src``→``tgt``."""
+        options = cls.options_for(src, tgt, options)
+        mode = options["mode"]
         _check_direction(mode, src, tgt)
         if options.get("pipeline") is None:
             apertium_pipeline(mode, Path(options.get("datadir", DEFAULT_DATADIR)))

@@ -55,6 +55,12 @@ class Translator(ABC):
     provides_cost: ClassVar[bool] = False
 
     @classmethod
+    def options_for(cls, src: str, tgt: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options of the instance that translates ``src``→``tgt`` (a round trip builds one instance per
+        distinct options). Default: ``options`` as given: one instance serves every direction."""
+        return dict(options)
+
+    @classmethod
     def check_options(cls, src: str, tgt: str, options: Mapping[str, Any]) -> None:
         """Fail fast, when a job is configured, if ``cls(**options)`` could not translate ``src``→``tgt``.
 

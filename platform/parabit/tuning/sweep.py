@@ -114,8 +114,8 @@ def _evaluate_once(recipe, prepared, tracker: RunTracker, checkpoint: Checkpoint
         print(f"[{title}] final evaluation already in MLflow run {tracker.run_id}; reused, not evaluated again",
               flush=True)
         return {FINAL_METRIC: logged}
-    evaluation, history, _ = evaluate_checkpoint(recipe, checkpoint, prepared)
-    tracker.log_history(history)
+    evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
+    tracker.log_history(record.for_mlflow())
     log_report(tracker, evaluation.report, title=title)
     final = _sts_mean(evaluation.report)
     tracker.log_metrics_once({FINAL_METRIC: final})  # last: marks the evaluation complete
@@ -220,7 +220,7 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
     best_config = space.trial_config(best_params, name=best_name)
     best_config.storage_path = str(sweep_directory(space) / "trials")
     recipe = recipe_for(best_config)
-    evaluation, _, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
+    evaluation, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
     log_report(parent, evaluation.report, title=f"{space.name}: best trial")
     _log_trials_table(parent, frame)
     score = float(best.metrics[space.search.metric])
