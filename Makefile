@@ -1,5 +1,9 @@
 # The README's two commands. Both set everything up first (idempotent; fast the second time).
-.PHONY: setup main test
+.PHONY: setup main test serve
+
+# `make serve`: a registered model over HTTP (POST /invocations), from the project's MLflow store or $MLFLOW_TRACKING_URI.
+MODEL ?= models:/parabit-encoder@champion
+PORT ?= 5001
 
 setup:
 	@bash scripts/setup.sh
@@ -9,3 +13,6 @@ main: setup
 
 test: setup
 	.venv/bin/python -m pytest
+
+serve: setup
+	.venv/bin/parabit serve --model-uri "$(MODEL)" --port "$(PORT)"

@@ -5,11 +5,12 @@ entry points (``pyproject.toml``); ``jobs/<name>.py`` runs the same command obje
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 
 from parabit.cli.options import common_options, config_path, load
-from parabit.paths import PROJECT_ROOT
+from parabit.paths import project_path
 
 
 @click.command()
@@ -46,10 +47,10 @@ def phrases(config_path: str, overrides: dict) -> int:
 
 
 @click.command("main")
-@click.option("--pipeline-config", default=str(PROJECT_ROOT / "jobs/configs/backtranslate_slice.yaml"),
-              show_default=True, metavar="PATH", help="the back-translation pipeline's config")
-@click.option("--train-config", default=str(PROJECT_ROOT / "jobs/configs/main.yaml"), show_default=True,
-              metavar="PATH", help="the training config (its data.path is the pipeline's output)")
+@click.option("--pipeline-config", default="jobs/configs/backtranslate_slice.yaml", show_default=True, metavar="PATH",
+              help="the back-translation pipeline's config (the default: in the project folder)")
+@click.option("--train-config", default="jobs/configs/main.yaml", show_default=True, metavar="PATH",
+              help="the training config (its data.path is the pipeline's output; the default: in the project folder)")
 @common_options
 def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     """The whole flow on the embedded defaults: bitext → back-translation → filtering → training → evaluation →
@@ -63,8 +64,8 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     from pipelines import backtranslate as pipeline
 
     started = time.perf_counter()
-    pipeline_settings = load(PipelineConfig, pipeline_config, {})
-    training = load_run_config(train_config, overrides)  # fail on a bad config before any work
+    pipeline_settings = load(PipelineConfig, _shipped(pipeline_config), {})
+    training = load_run_config(_shipped(train_config), overrides)  # fail on a bad config before any work
     pipeline_settings.experiment = training.tracking.experiment
     data = pipeline.run(pipeline_settings)
     pipeline_seconds = time.perf_counter() - started
@@ -82,8 +83,8 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
 
 
 @click.command()
-@config_path(default=str(PROJECT_ROOT / "jobs/configs/elgohary.yaml"),
-             help_text="YAML with ReproductionConfig fields")
+@config_path(default="jobs/configs/elgohary.yaml", help_text="YAML with ReproductionConfig fields (the default: in the "
+             "project folder)")
 @common_options
 def reproduce(config_path: str, overrides: dict) -> int:
     """Reproduce Elgohary & Carpuat (2017) Table 3 (and Tables 4–6): build the phrase data, train every cell as
@@ -92,7 +93,7 @@ def reproduce(config_path: str, overrides: dict) -> int:
     from parabit.elgohary.reproduce import run_reproduction
     from pipelines import phrases as phrase_pipeline
 
-    config = load(ReproductionConfig, config_path, overrides)
+    config = load(ReproductionConfig, _shipped(config_path), overrides)
     phrase_config = config.phrases()
     if config.needs_phrases:
         phrase_pipeline.run(phrase_config)
@@ -100,6 +101,15 @@ def reproduce(config_path: str, overrides: dict) -> int:
         click.echo(f"\n### {title}\n\n{table}")
     click.echo(f"\ntables: {config.output_path / 'tables.md'}  (MLflow experiment {config.experiment})")
     return 0
+
+
+def _shipped(path: str) -> str:
+    """``path`` as given when it exists from here (or is absolute); else the same relative path in the project folder
+    when it is there: the shipped default configs work from any current directory (parabit.paths.project_root)."""
+    if Path(path).is_absolute() or Path(path).exists():
+        return path
+    shipped = project_path(path)
+    return str(shipped) if shipped.exists() else path
 
 
 def stage_table(stages: dict) -> str:

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Idempotent set-up of a parabit checkout: the Apertium Debian packages, the project virtualenv at .venv/,
-# and the pinned Python packages. A second run finishes in about a second: it only checks.
+# Idempotent set-up of a parabit checkout: the Debian packages (Apertium for the jobs, Chromium for the test of the
+# MLflow UI), the project virtualenv at .venv/, and the locked Python packages. A second run finishes in about a
+# second: it only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What jobs need (the container image installs the same: infra/docker/Dockerfile).
 APT_PACKAGES=(apertium apertium-eng-spa)
+# What only the tests need: a headless browser for the MLflow UI test (tests/tracking/test_mlflow_ui.py).
+TEST_APT_PACKAGES=(chromium)
 
 apertium_ready() {
     local modes
@@ -13,20 +17,26 @@ apertium_ready() {
     grep -qx 'spa-eng' <<<"$modes" && grep -qx 'eng-spa' <<<"$modes"
 }
 
-if ! apertium_ready; then
-    echo "setup: installing Debian packages ${APT_PACKAGES[*]}"
+chromium_ready() {
+    command -v chromium >/dev/null 2>&1
+}
+
+if ! apertium_ready || ! chromium_ready; then
+    ALL_APT_PACKAGES=("${APT_PACKAGES[@]}" "${TEST_APT_PACKAGES[@]}")
+    echo "setup: installing Debian packages ${ALL_APT_PACKAGES[*]}"
     if [ "$(id -u)" -eq 0 ]; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${ALL_APT_PACKAGES[@]}" >/dev/null
     elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
         sudo apt-get update -qq
-        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
+        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${ALL_APT_PACKAGES[@]}" >/dev/null
     else
-        echo "setup: Apertium is missing and this user cannot install it. Ask an administrator to run:" >&2
-        echo "       sudo apt-get update && sudo apt-get install -y ${APT_PACKAGES[*]}" >&2
+        echo "setup: Apertium or Chromium is missing and this user cannot install them. Ask an administrator to run:" >&2
+        echo "       sudo apt-get update && sudo apt-get install -y ${ALL_APT_PACKAGES[*]}" >&2
         exit 1
     fi
     apertium_ready || { echo "setup: apertium installed but modes spa-eng/eng-spa are missing" >&2; exit 1; }
+    chromium_ready || { echo "setup: chromium installed but not on PATH" >&2; exit 1; }
 fi
 
 PYTHON="${PARABIT_PYTHON:-}"
@@ -39,7 +49,7 @@ if [ -z "$PYTHON" ]; then
 fi
 [ -n "$PYTHON" ] || { echo "setup: parabit needs Python 3.11 (set PARABIT_PYTHON to its path)" >&2; exit 1; }
 
-# The stamp records what was installed; it changes only when the dependency pins change.
+# The stamp records what was installed; it changes only when pyproject.toml or the lock (constraints.txt) changes.
 STAMP=.venv/.parabit-installed
 WANT="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x .venv/bin/python ]; then
@@ -48,8 +58,9 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing Python packages into .venv (a few minutes on a fresh machine)"
-# torch first and exactly: with it in place, nothing else can pull a CUDA build of it.
+# torch first and exactly: with it in place, nothing else can pull a CUDA build of it. Then the project (editable)
+# with its test and neural extras, every package at the version of the lock.
 .venv/bin/pip install --quiet torch==2.13.0
-.venv/bin/pip install --quiet -c constraints.txt -e .
+.venv/bin/pip install --quiet -c constraints.txt -e ".[test,neural]"
 echo "$WANT" > "$STAMP"
 echo "setup: done"

@@ -9,6 +9,7 @@ reason and every other line kept; never a traceback from inside a library. The s
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -115,14 +116,19 @@ def check_missing_data_path() -> None:
         PairsRecipe(config).check_inputs()
 
 
-def check_cli(command: list[str], *fragments: str) -> None:
-    """A job given a bad input exits with 2 and one clear line on stderr, without a traceback."""
-    result = subprocess.run([sys.executable, *command], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+def check_cli(command: list[str], *fragments: str, tmp: Path) -> None:
+    """A job given a bad input exits with 2 and one clear line on stderr (so no traceback, and no Ray started: Ray
+    announces itself on stderr), and writes nothing: no output folder, no MLflow store."""
+    outputs, store = tmp / "outputs", tmp / "mlflow.db"
+    env = {**os.environ, "PARABIT_OUTPUT": str(outputs), "MLFLOW_TRACKING_URI": f"sqlite:///{store}"}
+    env.pop("RAY_ADDRESS", None)
+    result = subprocess.run([sys.executable, *command], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
+                            env=env)
     assert result.returncode == 2, result.stderr[-2000:]
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert "error: " in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr[-2000:]
     for fragment in fragments:
         assert fragment in result.stderr, result.stderr[-2000:]
+    assert not outputs.exists() and not store.exists()
 
 
 CASES: dict[str, Callable[[Path], None]] = {
@@ -157,15 +163,18 @@ CASES: dict[str, Callable[[Path], None]] = {
     "config: missing data path": lambda _: check_missing_data_path(),
     "space: unknown parameter": lambda _: check_space("space_unknown_parameter.yaml", "unknown parameter 'objective.margn'"),
     # the command-line jobs
-    "CLI train: unknown key": lambda _: check_cli(
-        ["jobs/train.py", "--config", str(BAD / "config_unknown_key.yaml")], "unknown key 'unknown_key'"),
-    "CLI train: missing data path": lambda _: check_cli(
-        ["jobs/train.py", "--config", str(BAD / "config_missing_data_path.yaml")], "data.path does not exist"),
-    "CLI sweep: unknown parameter": lambda _: check_cli(
-        ["tuning/sweep.py", "--space", str(BAD / "space_unknown_parameter.yaml")], "unknown parameter 'objective.margn'"),
-    "CLI backtranslate: wrong type": lambda _: check_cli(
+    "CLI train: unknown key": lambda tmp: check_cli(
+        ["jobs/train.py", "--config", str(BAD / "config_unknown_key.yaml")], "unknown key 'unknown_key'", tmp=tmp),
+    "CLI train: missing data path": lambda tmp: check_cli(
+        ["jobs/train.py", "--config", str(BAD / "config_missing_data_path.yaml")], "data.path does not exist",
+        tmp=tmp),
+    "CLI sweep: unknown parameter": lambda tmp: check_cli(
+        ["tuning/sweep.py", "--space", str(BAD / "space_unknown_parameter.yaml")], "unknown parameter 'objective.margn'",
+        tmp=tmp),
+    "CLI backtranslate: wrong type": lambda tmp: check_cli(
         ["jobs/backtranslate.py", "--config", "jobs/configs/backtranslate_slice.yaml", "--set", "translation.actors=many"],
-        "translation.actors: Input should be a valid integer, unable to parse string as an integer (got 'many')"),
+        "translation.actors: Input should be a valid integer, unable to parse string as an integer (got 'many')",
+        tmp=tmp),
 }
 
 

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from parabit.paths import PROJECT_ROOT, DataNotFoundError, data_root
@@ -17,3 +19,84 @@ def test_missing_data_root_says_what_to_do(monkeypatch, tmp_path):
     monkeypatch.setenv("PARABIT_DATA", str(tmp_path / "absent"))
     with pytest.raises(DataNotFoundError, match="Set PARABIT_DATA"):
         data_root()
+
+
+# --- the project folder, wherever parabit is installed --------------------------------------------------------------
+
+_PROBE = r"""
+import json, os, sys
+from parabit.paths import ProjectNotFoundError, DataNotFoundError, project_root, project_path, data_root
+found = {"package": os.path.dirname(sys.modules["parabit"].__file__)}
+try:
+    found["project"] = str(project_root())
+    found["config"] = str(project_path("jobs/configs/main.yaml"))
+except ProjectNotFoundError as err:
+    found["error"] = str(err)
+try:
+    found["data"] = str(data_root())
+except DataNotFoundError as err:
+    found["data_error"] = str(err)
+print(json.dumps(found))
+"""
+
+
+def _probe(package_parent: Path, cwd: Path, **env: str) -> dict:
+    """parabit.paths as a process sees it that imports parabit from ``package_parent`` (a copy outside any checkout:
+    a Ray py_module, a wheel in site-packages) and runs in ``cwd``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k not in ("PARABIT_PROJECT", "PARABIT_DATA", "PYTHONPATH")}
+    environment.update(env)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package_parent), env.get("PYTHONPATH")]))
+    result = subprocess.run([sys.executable, "-c", _PROBE], cwd=cwd, env=environment, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def installed_elsewhere(tmp_path_factory):
+    """A copy of the parabit package in a folder that is no checkout, as Ray unpacks a py_module."""
+    import shutil
+
+    parent = tmp_path_factory.mktemp("py_modules_files")
+    shutil.copytree(PROJECT_ROOT / "platform" / "parabit", parent / "parabit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return parent
+
+
+def test_the_checkout_of_the_code_is_the_project_from_any_directory(tmp_path):
+    from parabit.paths import project_root
+
+    assert project_root() == PROJECT_ROOT == Path(__file__).resolve().parents[1]
+    found = _probe(PROJECT_ROOT / "platform", tmp_path)  # the source tree itself, run from elsewhere
+    assert found["project"] == str(PROJECT_ROOT)
+
+
+def test_code_installed_elsewhere_finds_the_project_it_runs_in(installed_elsewhere, tmp_path):
+    # A job's driver: the current directory is the uploaded project (ray job submit --working-dir).
+    found = _probe(installed_elsewhere, PROJECT_ROOT / "jobs")
+    assert found["package"] == str(installed_elsewhere / "parabit")
+    assert found["project"] == str(PROJECT_ROOT) and found["config"] == str(PROJECT_ROOT / "jobs/configs/main.yaml")
+    assert found["data"] == str(PROJECT_ROOT.parent / "shared" / "data")
+    # A Ray Tune trial: Tune moved it into a folder of its own; Ray's working_dir is still on PYTHONPATH.
+    found = _probe(installed_elsewhere, tmp_path, PYTHONPATH=str(PROJECT_ROOT))
+    assert found["project"] == str(PROJECT_ROOT)
+    # The image: PARABIT_PROJECT names it.
+    found = _probe(installed_elsewhere, tmp_path, PARABIT_PROJECT=str(PROJECT_ROOT))
+    assert found["project"] == str(PROJECT_ROOT)
+
+
+def test_no_project_is_a_clear_error(installed_elsewhere, tmp_path):
+    found = _probe(installed_elsewhere, tmp_path)
+    assert "project" not in found
+    assert "no parabit project found" in found["error"] and "PARABIT_PROJECT" in found["error"]
+    assert str(tmp_path) in found["error"] and "--working-dir" in found["error"]
+    assert "PARABIT_DATA is not set" in found["data_error"]
+    # ...but PARABIT_DATA alone is enough for the data.
+    assert _probe(installed_elsewhere, tmp_path, PARABIT_DATA=str(tmp_path))["data"] == str(tmp_path)
+    found = _probe(installed_elsewhere, tmp_path, PARABIT_PROJECT=str(tmp_path))
+    assert "PARABIT_PROJECT points at" in found["error"] and "not a parabit checkout" in found["error"]

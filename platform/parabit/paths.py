@@ -1,18 +1,85 @@
-"""Where parabit finds its data and keeps its outputs.
+"""Where parabit finds its project files and data, and keeps its outputs.
 
 One place decides every default location, so jobs, tests and the MLflow store agree on them.
+
+The **project** is a parabit checkout: the folder with parabit's ``pyproject.toml`` and the shipped ``jobs/configs``,
+``tuning/spaces``, ... that relative paths in configs and commands name. Where the library is installed says nothing
+about it in general: a job under ``ray job submit`` imports parabit from a py_module Ray unpacked somewhere, and an
+installed wheel lives in site-packages. :func:`project_root` therefore looks, in order, at
+
+1. ``$PARABIT_PROJECT``, when set (the container image sets it);
+2. the checkout this code is part of (a source tree or an editable install: local use from any current directory);
+3. the current directory and its parents (a job's working directory, which ``ray job submit --working-dir`` makes
+   the uploaded project);
+4. the folders on ``$PYTHONPATH``: Ray puts a job's working directory there for the driver and every worker, and
+   that is all a Ray Tune trial has left once Tune changed its current directory to the trial's own folder;
+
+and fails with :class:`ProjectNotFoundError`, saying what it tried, when none is a parabit checkout.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import tomllib
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ENV = "PARABIT_PROJECT"
 
 
 class DataNotFoundError(FileNotFoundError):
     """The data directory, or a file expected inside it, does not exist."""
+
+
+class ProjectNotFoundError(FileNotFoundError):
+    """No parabit project checkout to resolve a project-relative path (a shipped config, the default data root)."""
+
+
+@functools.lru_cache(maxsize=64)
+def is_project(folder: Path) -> bool:
+    """Is ``folder`` a parabit checkout (its ``pyproject.toml`` names the project ``parabit``)?"""
+    try:
+        with open(folder / "pyproject.toml", "rb") as file:
+            return tomllib.load(file).get("project", {}).get("name") == "parabit"
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def project_root() -> Path:
+    """The parabit checkout that project-relative paths are read from (see the module docstring for the order)."""
+    configured = os.environ.get(PROJECT_ENV)
+    if configured:
+        root = Path(configured).expanduser().resolve()
+        if not is_project(root):
+            raise ProjectNotFoundError(f"{PROJECT_ENV} points at {root}, which is not a parabit checkout (no "
+                                       "pyproject.toml naming the project 'parabit')")
+        return root
+    code_checkout = Path(__file__).resolve().parents[2]
+    if is_project(code_checkout):
+        return code_checkout
+    cwd = Path.cwd().resolve()
+    python_path = [Path(entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    for folder in (cwd, *cwd.parents, *python_path):
+        if is_project(folder):
+            return folder
+    raise ProjectNotFoundError(
+        f"no parabit project found: parabit runs from {Path(__file__).resolve().parent}, which is not inside a "
+        f"checkout, and neither {cwd}, a folder above it nor a folder on PYTHONPATH is one (a folder with parabit's "
+        f"pyproject.toml). Run from the checkout (a job: submit it with --working-dir set to the checkout, as "
+        f"infra/submit.sh does), or set {PROJECT_ENV} to its path.")
+
+
+def project_path(path: str | os.PathLike) -> Path:
+    """``path`` as given when absolute, else under :func:`project_root` (``jobs/configs/main.yaml``)."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
+def __getattr__(name: str):
+    # ``PROJECT_ROOT``, kept for callers of the former constant: resolved when read, not when parabit is imported.
+    if name == "PROJECT_ROOT":
+        return project_root()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def data_root() -> Path:
@@ -21,7 +88,13 @@ def data_root() -> Path:
     ``$PARABIT_DATA`` when set; otherwise ``../shared/data`` next to the project root.
     """
     configured = os.environ.get("PARABIT_DATA")
-    root = Path(configured).expanduser() if configured else PROJECT_ROOT.parent / "shared" / "data"
+    if not configured:
+        try:
+            project = project_root()
+        except ProjectNotFoundError as err:
+            raise DataNotFoundError(f"PARABIT_DATA is not set and the default data directory (../shared/data next "
+                                    f"to the project) cannot be found: {err}") from None
+    root = Path(configured).expanduser() if configured else project.parent / "shared" / "data"
     if not root.is_dir():
         how = "PARABIT_DATA points at" if configured else "the default data directory"
         raise DataNotFoundError(
@@ -42,6 +115,6 @@ def data_path(*parts: str) -> Path:
 def output_root() -> Path:
     """Where jobs write derived data, checkpoints and Ray results: ``$PARABIT_OUTPUT`` or ``<project>/outputs``."""
     configured = os.environ.get("PARABIT_OUTPUT")
-    root = Path(configured).expanduser() if configured else PROJECT_ROOT / "outputs"
+    root = Path(configured).expanduser() if configured else project_root() / "outputs"
     root.mkdir(parents=True, exist_ok=True)
     return root.resolve()

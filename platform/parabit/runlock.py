@@ -1,8 +1,9 @@
-"""One process per run name at a time: a lock file beside the run's outputs, held while the run works.
+"""One process per run name at a time, and one builder per cached dataset: OS file locks beside the outputs.
 
-Two commands started at once with the same ``name`` would write the same checkpoints, prepared cache or pipeline
-outputs; the second is refused at once with a message saying who holds the name. The lock is an OS file lock
-(``flock``), so a process killed with SIGKILL releases it and a later run takes over cleanly.
+Two commands started at once with the same ``name`` would write the same checkpoints or pipeline outputs: the second
+is refused at once (:func:`exclusive_run`) with a message saying who holds the name. Two different runs that need the
+same prepared data take turns building it (:func:`one_builder`): the first builds, the second finds it done. The
+locks are ``flock`` locks, so a process killed with SIGKILL releases them and a later run takes over cleanly.
 """
 
 from __future__ import annotations
@@ -39,4 +40,17 @@ def exclusive_run(lock_path: Path, what: str) -> Iterator[None]:
         finally:
             handle.seek(0)
             handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def one_builder(lock_path: Path) -> Iterator[None]:
+    """Hold ``lock_path`` for the block, waiting for another process that holds it: two runs that need the same
+    cached data build it once (the second finds it complete when its turn comes)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
             fcntl.flock(handle, fcntl.LOCK_UN)

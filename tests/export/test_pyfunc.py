@@ -29,3 +29,57 @@ def test_saved_model_holds_no_pickle_and_predicts_like_the_embedder(tmp_path):
     assert flavor["model_code_path"].endswith("model_code.py") and "python_model" not in flavor
     predicted = mlflow.pyfunc.load_model(str(folder)).predict(pd.DataFrame({"text": SENTENCES}))
     np.testing.assert_allclose(predicted, embedder.encode(SENTENCES), rtol=1e-6, atol=1e-6)
+
+
+def _imported_distributions(module_file: Path, package_dir: Path) -> set[str]:
+    """The distributions whose modules loading ``module_file`` imports: its module-level imports, following parabit's
+    own modules (and their packages' ``__init__``) transitively; standard-library modules map to none."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    seen, third_party, todo = set(), set(), [module_file]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] != "parabit":
+                    third_party.add(parts[0])
+                    continue
+                for depth in range(1, len(parts) + 1):  # parabit/__init__.py, parabit/x/__init__.py, parabit/x/y.py
+                    base = package_dir.parent.joinpath(*parts[:depth])
+                    todo += [p for p in (base / "__init__.py", base.with_suffix(".py")) if p.is_file()]
+    distributions = packages_distributions()
+    return {d.lower() for module in third_party for d in distributions.get(module, [])}
+
+
+def test_saved_model_requires_public_versions_of_what_it_imports_and_nothing_else(tmp_path):
+    from packaging.requirements import Requirement
+
+    from parabit.export.pyfunc import MODEL_CODE, PACKAGE_DIR
+
+    vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar".split()])
+    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 4, "options": {}}
+    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    folder = save_embedder_model(embedder, tmp_path / "model")
+
+    requirements = [Requirement(line) for line in (folder / "requirements.txt").read_text().split()]
+    for requirement in requirements:
+        (pin,) = requirement.specifier
+        assert pin.operator == "==" and "+" not in pin.version, f"{requirement}: not a public release"
+    assert "torch==2.13.0" in map(str, requirements)  # the .venv has 2.13.0+cpu: the label is dropped
+
+    required = {r.name.lower() for r in requirements}
+    imported = _imported_distributions(MODEL_CODE, PACKAGE_DIR)
+    # mlflow's modules belong to mlflow, mlflow-skinny and mlflow-tracing: requiring mlflow covers them
+    imported = {d for d in imported if not d.startswith("mlflow-")}
+    assert required == imported

@@ -1,5 +1,8 @@
-"""infra/local: a head + 2 worker nodes + an MLflow server on this machine, a 2-node training job submitted with
-infra/submit.sh, and stop.sh stopping exactly what start.sh started."""
+"""infra/local: a head + 2 worker nodes + an MLflow server on this machine; every kind of job submitted with
+infra/submit.sh (a 2-node training job, the back-translation pipeline, a two-trial sweep) runs the code and configs it
+was submitted from (runtime_env.yaml: working_dir + py_modules) and lands in the cluster's MLflow store; then stop.sh
+stops exactly what start.sh started. One cluster for the whole module (start-up costs ~30 s): the tests run in file
+order, the last one stops it."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
@@ -72,15 +76,29 @@ class Cluster:
         return found
 
 
-@pytest.fixture
-def local_cluster(tmp_path):
+    def submit(self, *command, timeout: float) -> subprocess.CompletedProcess:
+        """``infra/submit.sh -- COMMAND`` from the project folder, checked to succeed."""
+        submitted = self.run(PROJECT_ROOT / "infra" / "submit.sh", "--", *command, timeout=timeout)
+        assert submitted.returncode == 0, submitted.stdout[-5000:] + submitted.stderr[-3000:]
+        assert "succeeded" in submitted.stdout + submitted.stderr
+        return submitted
+
+    def mlflow_client(self) -> MlflowClient:
+        return MlflowClient(self.mlflow, registry_uri=self.mlflow)
+
+
+@pytest.fixture(scope="module")
+def local_cluster(ray_session, tmp_path_factory):
+    """The module's cluster; ``ray_session`` first, so that another Ray runs on the machine all along (the last test
+    checks stop.sh leaves it alone)."""
+    tmp = tmp_path_factory.mktemp("local-cluster")
     base = _free_port_block(NUM_WORKERS + 1)
     # Short (Unix socket paths), and removed at the end: Ray's session logs stay there after stop.sh.
     ray_temp = Path(tempfile.mkdtemp(prefix="pbray-", dir="/tmp"))
-    state = tmp_path / "cluster"
+    state = tmp / "cluster"
     env = cli_env(PARABIT_CLUSTER_DIR=str(state), PARABIT_PORT_BASE=str(base), PARABIT_NUM_WORKERS=str(NUM_WORKERS),
                   PARABIT_RAY_TEMP_DIR=str(ray_temp), PARABIT_DATA=str(data_root()),
-                  PARABIT_OUTPUT=str(tmp_path / "outputs"), RAY_DATA_DISABLE_PROGRESS_BARS="1")
+                  PARABIT_OUTPUT=str(tmp / "outputs"), RAY_DATA_DISABLE_PROGRESS_BARS="1")
     env.pop("MLFLOW_TRACKING_URI")  # the session's SQLite store: submit.sh must take the cluster's server instead
     cluster = Cluster(state, ray_temp, env, f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 3}")
     try:
@@ -88,12 +106,12 @@ def local_cluster(tmp_path):
         assert started.returncode == 0, started.stderr[-4000:]
         yield cluster
     finally:
-        cluster.run(LOCAL / "stop.sh", "--quiet", timeout=180)  # a no-op if the test stopped it already
+        cluster.run(LOCAL / "stop.sh", "--quiet", timeout=180)  # a no-op if the last test stopped it already
         shutil.rmtree(ray_temp, ignore_errors=True)
 
 
 @pytest.mark.slow
-def test_two_node_training_job_then_stop_leaves_nothing_behind(ray_session, local_cluster, small_config, tmp_path):
+def test_two_node_training_job(local_cluster, small_config, tmp_path):
     cluster = local_cluster
     nodes = cluster.ray_api("/api/v0/nodes?detail=1")["data"]["result"]["result"]
     workers = {n["node_id"] for n in nodes if n["state"] == "ALIVE" and n["labels"]["parabit-node"].startswith("worker-")}
@@ -106,22 +124,83 @@ def test_two_node_training_job_then_stop_leaves_nothing_behind(ray_session, loca
     config.name, config.storage_path = "local-cluster", None  # results under the job's PARABIT_OUTPUT
     config.tracking.register_as = "parabit-encoder-local-cluster"
     config_path = write_config(config, tmp_path / "train.yaml")
-    submitted = cluster.run(PROJECT_ROOT / "infra" / "submit.sh", "--", "python", "jobs/train.py",
-                            "--config", config_path, timeout=420)
-    assert submitted.returncode == 0, submitted.stdout[-4000:] + submitted.stderr[-3000:]
-    assert "succeeded" in submitted.stdout + submitted.stderr
+    submitted = cluster.submit("python", "jobs/train.py", "--config", config_path, timeout=420)
     assert "model: models:/parabit-encoder-local-cluster/1" in submitted.stdout
 
     # Everything went to the cluster's MLflow server: run, tags, metrics, the registered model and its files.
-    client = MlflowClient(cluster.mlflow, registry_uri=cluster.mlflow)
+    client = cluster.mlflow_client()
     versions = client.search_model_versions("name='parabit-encoder-local-cluster'")
     assert [v.version for v in versions] == ["1"]
     run = client.get_run(versions[0].run_id)
+    assert run.info.status == "FINISHED"
+    assert run.data.params["objective.name"] == "jbi" and run.data.params["scaling.num_workers"] == "2"
+    assert "sts2016/mean/pearson" in run.data.metrics
     worker_nodes = run.data.tags["parabit.worker_nodes"].split(",")
     assert len(worker_nodes) == 2 and set(worker_nodes) == workers
     assert run.data.metrics["distinct_nodes"] == 2
     assert any((cluster.state / "mlartifacts").rglob("MLmodel")), "model files did not reach the server's store"
+    # The server's store is the SQLite file in the cluster's state dir (what the READMEs say): the run is there.
+    store = f"sqlite:///{cluster.state / 'mlflow.db'}"
+    assert MlflowClient(store).get_run(run.info.run_id).info.status == "FINISHED"
 
+
+@pytest.mark.slow
+def test_backtranslate_job(local_cluster):
+    """The pipeline job imports `pipelines` (a py_module) and reads the shipped config from the uploaded project."""
+    cluster = local_cluster
+    submitted = cluster.submit("python", "jobs/backtranslate.py", "--config", "jobs/configs/backtranslate_slice.yaml",
+                               "--set", "sources=[{format: tatoeba, lang: es, limit: 200}]",
+                               "--set", "select.sample_size=100", timeout=420)
+    assert "training pairs:" in submitted.stdout
+
+    client = cluster.mlflow_client()
+    experiment = client.get_experiment_by_name("parabit-pipelines")
+    (run,) = client.search_runs([experiment.experiment_id], "tags.`parabit.pipeline` = 'backtranslate_slice'")
+    assert run.info.status == "FINISHED"
+    assert run.data.params["translation.engine"] == "apertium" and run.data.params["select.sample_size"] == "100"
+    assert "'limit': 200" in run.data.params["sources"]
+    metrics = run.data.metrics
+    assert metrics["ingest.rows_in"] == metrics["backtranslate.rows_in"] == 200
+    for stage in ("ingest", "backtranslate", "score", "select"):
+        assert metrics[f"{stage}.rows_in"] == metrics[f"{stage}.rows_out"] + metrics[f"{stage}.rows_rejected"]
+    assert 0 < metrics["select.rows_out"] <= 100
+    # The selected pairs are on the disk every node shares (the job's PARABIT_OUTPUT), where the run says.
+    output = Path(run.data.tags["parabit.pipeline_output"])
+    assert output.is_file() and output.is_relative_to(Path(cluster.env["PARABIT_OUTPUT"]))
+
+
+@pytest.mark.slow
+def test_two_trial_sweep_job(local_cluster, tmp_path):
+    """Tune trials run in folders of their own: base_config (project-relative) must still resolve in every trial."""
+    cluster = local_cluster
+    space = {"name": "cluster-sweep", "base_config": "jobs/configs/bilingual_sentences.yaml",
+             "fixed": {"data.max_pairs": 2000, "model.dim": 32, "optim.epochs": 1, "evaluation.sts_years": [2016],
+                       "evaluation.sick": False, "evaluation.msrp": False, "scaling.cpus_per_worker": 0.45,
+                       "tracking.experiment": "cluster-sweep", "tracking.register_as": "parabit-encoder-cluster-sweep"},
+             "search": {"algorithm": "grid", "max_concurrent_trials": 2}, "scheduler": {"name": "fifo"},
+             "parameters": {"objective.margin": [1.0, 10.0]}}
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(space))
+    submitted = cluster.submit("python", "tuning/sweep.py", "--space", path, timeout=600)
+    assert "2 trials (0 errors)" in submitted.stdout
+    assert "model: models:/parabit-encoder-cluster-sweep/1" in submitted.stdout
+
+    client = cluster.mlflow_client()
+    experiment = client.get_experiment_by_name("cluster-sweep")
+    runs = client.search_runs([experiment.experiment_id], "tags.`parabit.sweep` = 'cluster-sweep'")
+    (parent,) = [r for r in runs if r.data.tags["parabit.kind"] == "sweep"]
+    children = [r for r in runs if r.data.tags["parabit.kind"] == "trial"]
+    assert parent.info.status == "FINISHED" and parent.data.metrics["trials"] == 2
+    assert len(children) == 2 and all(c.info.status == "FINISHED" for c in children)
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
+    assert {c.data.params["objective.margin"] for c in children} == {"1.0", "10.0"}
+    assert all(c.data.params["optim.epochs"] == "1" and "dev_score" in c.data.metrics for c in children)
+    assert "sts2016/mean/pearson" in parent.data.metrics
+
+
+@pytest.mark.slow
+def test_stop_leaves_nothing_behind(ray_session, local_cluster):
+    cluster = local_cluster
     processes = cluster.processes()
     leaders = {int(p.read_text()) for p in cluster.state.glob("*.pid")}
     assert leaders <= set(processes) and len(leaders) == NUM_WORKERS + 2  # head, workers, mlflow

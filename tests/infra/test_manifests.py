@@ -204,13 +204,107 @@ def test_dockerfile_builds_on_the_pinned_ray_and_installs_torch_then_the_locked_
     assert re.search(r"^ARG RAY_VERSION=(\S+)$", DOCKERFILE, re.M)[1] == PINS["ray"]
     assert re.search(r"^FROM rayproject/ray:\$\{RAY_VERSION\}-py311-gpu$", DOCKERFILE, re.M)
     assert _pinned_in(DOCKERFILE, "torch") == {PINS["torch"]}
-    torch_at, project_at = DOCKERFILE.index("torch=="), DOCKERFILE.index("-c constraints.txt .")
+    torch_at, project_at = DOCKERFILE.index("torch=="), DOCKERFILE.index(_project_install()[0])
     assert torch_at < project_at  # torch first, or the lock could pull another build of it
     apt = re.search(r"^APT_PACKAGES=\((.*)\)$", (PROJECT_ROOT / "scripts" / "setup.sh").read_text(), re.M)[1].split()
     assert all(f" {package}" in DOCKERFILE for package in apt)
     for copied in re.findall(r"^COPY --chown=ray (.+) \S+$", DOCKERFILE, re.M):
         for path in copied.split():
             assert (PROJECT_ROOT / path).exists(), f"Dockerfile copies {path}, which does not exist"
+
+
+def _project_install() -> tuple[str, str]:
+    """The Dockerfile's `pip install` of the project itself (under the lock): the line and what it installs."""
+    found = re.findall(r"^(RUN pip install .*-c constraints\.txt (\"?\.(?:\[[a-z,]+\])?\"?))$", DOCKERFILE, re.M)
+    assert len(found) == 1, "the Dockerfile must install the project once, under the lock: pip install -c constraints.txt ."
+    return found[0]
+
+
+def _copied() -> list[str]:
+    """What the Dockerfile copies into the image, in order (top-level names, no trailing slash)."""
+    return [path.rstrip("/") for line in re.findall(r"^COPY --chown=ray (.+) \S+$", DOCKERFILE, re.M)
+            for path in line.split()]
+
+
+def _job_imports() -> set[str]:
+    """Top-level modules of this repository that the job entry points (jobs/, tuning/) import."""
+    import ast
+
+    names = set()
+    for script in [*(PROJECT_ROOT / "jobs").glob("*.py"), *(PROJECT_ROOT / "tuning").glob("*.py")]:
+        for node in ast.walk(ast.parse(script.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+def test_dockerfile_holds_every_package_and_folder_a_job_needs():
+    import tomllib
+
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    copied = _copied()
+    install_line, installed = _project_install()
+    copied_before_install = _copied_before(install_line)
+    # What pip needs to build the project: its metadata (and the readme it names), the lock.
+    assert {"pyproject.toml", "constraints.txt", project["project"]["readme"]} <= set(copied_before_install)
+    # Every package the project installs (package-dir roots: platform/ for parabit, pipelines/), before the install:
+    # else `pip install .` builds a parabit without them and the parabit.commands entry points point at nothing.
+    package_roots = {root.split("/")[0] for root in project["tool"]["setuptools"]["package-dir"].values() if root}
+    top_level_packages = {p.parent.name for p in PROJECT_ROOT.glob("*/__init__.py")}
+    assert top_level_packages <= package_roots, "a top-level package of the repository is not installed by pyproject"
+    assert package_roots <= set(copied_before_install), package_roots - set(copied_before_install)
+    entry_modules = {value.split(":")[0].split(".")[0] for value in project["project"]["entry-points"]["parabit.commands"].values()}
+    installed_modules = {"parabit"} | top_level_packages
+    assert entry_modules <= installed_modules
+    # Every project module a job entry point imports is installed in the image.
+    repo_modules = {p.name for p in PROJECT_ROOT.iterdir() if p.is_dir()} | {"parabit"}
+    assert _job_imports() & repo_modules <= installed_modules
+    # The job entry points and what they read from the project folder (configs, sweep spaces, files these name).
+    assert {"jobs", "tuning"} <= set(copied)
+    for folder in ("jobs/configs", "tuning/spaces"):
+        for path in (PROJECT_ROOT / folder).rglob("*.yaml"):
+            for value in _strings(yaml.safe_load(path.read_text())):
+                if "/" in value and not value.startswith(("/", "~")) and (PROJECT_ROOT / value).is_file():
+                    assert value.split("/")[0] in copied, f"{path.relative_to(PROJECT_ROOT)} names {value}, not in the image"
+    assert re.search(r"^ENV PARABIT_PROJECT=(\S+)$", DOCKERFILE, re.M)[1] == re.search(r"^WORKDIR (\S+)$", DOCKERFILE, re.M)[1]
+
+
+def _copied_before(line: str) -> list[str]:
+    return [path.rstrip("/") for copy in re.findall(r"^COPY --chown=ray (.+) \S+$", DOCKERFILE[:DOCKERFILE.index(line)], re.M)
+            for path in copy.split()]
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _docker_can_build() -> bool:
+    import shutil
+
+    if shutil.which("docker") is None:
+        return False
+    base = f"rayproject/ray:{PINS['ray']}-py311-gpu"
+    return subprocess.run(["docker", "image", "inspect", base], capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _docker_can_build(), reason="needs a docker daemon with the Ray base image already pulled "
+                                                     "(no network for image pulls here)")
+def test_docker_image_builds_and_runs_the_commands(tmp_path):
+    tag = "parabit-test:latest"
+    built = subprocess.run(["docker", "build", "-f", str(INFRA / "docker" / "Dockerfile"), "-t", tag, str(PROJECT_ROOT)],
+                           capture_output=True, text=True, timeout=3600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    ran = subprocess.run(["docker", "run", "--rm", tag, "parabit", "--help"], capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0 and "backtranslate" in ran.stdout and "sweep" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_aws_cluster_has_a_cpu_head_and_an_autoscaling_gpu_group_installed_at_the_same_pins():

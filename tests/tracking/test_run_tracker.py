@@ -1,13 +1,17 @@
 """RunTracker against a real SQLite store, and against a tracking server that is not there."""
 
+import contextlib
+import json
 import socket
 
-import mlflow
 import pytest
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 from mlflow.tracking import MlflowClient
 
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker, flatten_params
+from parabit.tracking.run_tracker import TrackingRefused, is_refusal
 from parabit.tracking.evaluation import log_report
 from parabit.tracking.store import tracking_uri
 
@@ -73,7 +77,68 @@ def test_default_store_is_the_project_sqlite_file(monkeypatch):
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     assert tracking_uri() == f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
-    assert mlflow  # imported for side effects of the store module in other tests
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/m.db")
+    assert tracking_uri() == "sqlite:////elsewhere/m.db"
+
+
+def test_a_refused_write_fails_loudly_and_is_never_spooled(tmp_path, monkeypatch, isolated_mlflow_store):
+    """A param logged again with another value is the caller's bug, not an outage: no queue, no spool, no replay."""
+    monkeypatch.setenv("PARABIT_OUTPUT", str(tmp_path))
+    tracker = RunTracker("test-tracker", "refused")
+    tracker.start()
+    tracker.log_params({"best": 1})
+    with pytest.raises(TrackingRefused, match=r"MLflow refused log_batch on run [0-9a-f]{32}: .*Changing param values"):
+        tracker.log_params({"best": 2})
+    assert tracker.pending == 0
+    tracker.log_metrics({"after": 1.0})  # the tracker still works for the calls that are right
+    assert tracker.finish() is True and not (tmp_path / "mlflow-spool").exists()
+    run = MlflowClient(isolated_mlflow_store).get_run(tracker.run_id)
+    assert run.data.params == {"best": "1"} and run.data.metrics == {"after": 1.0}
+
+
+def test_outages_and_refusals_are_told_apart():
+    outage = MlflowException("API request to http://127.0.0.1:9/... failed with exception HTTPConnectionPool")
+    refusal = MlflowException("Changing param values is not allowed", error_code=INVALID_PARAMETER_VALUE)
+    assert not is_refusal(outage) and is_refusal(refusal) and not is_refusal(ConnectionError("down"))
+
+
+def test_closing_marks_the_run_by_how_the_block_ended(isolated_mlflow_store):
+    client = MlflowClient(isolated_mlflow_store)
+    statuses = {}
+    for name, error in (("ok", None), ("failed", ValueError), ("stopped", KeyboardInterrupt), ("killed", SystemExit)):
+        tracker = RunTracker("test-tracker", name)
+        tracker.start()
+        with contextlib.suppress(BaseException), tracker.closing():
+            if error is not None:
+                raise error
+        statuses[name] = client.get_run(tracker.run_id).info.status
+    assert statuses == {"ok": "FINISHED", "failed": "FAILED", "stopped": "KILLED", "killed": "KILLED"}
+
+
+def test_a_reopened_run_is_running_again(isolated_mlflow_store):
+    first = RunTracker("test-tracker", "reopened")
+    first.start()
+    first.finish("KILLED")
+    again = RunTracker("test-tracker", "reopened", run_id=first.run_id)
+    again.start()
+    assert MlflowClient(isolated_mlflow_store).get_run(first.run_id).info.status == "RUNNING"
+    again.finish()
+
+
+def test_every_run_carries_the_system_tags_and_its_input_dataset(isolated_mlflow_store):
+    tracker = RunTracker("test-tracker", "lineage")
+    tracker.start()
+    tracker.log_dataset("pairs_parquet", digest="abc123", source="/data/pairs.parquet",
+                        profile={"rows": 10, "pipeline_runs": ["r1"]})
+    tracker.finish()
+    run = MlflowClient(isolated_mlflow_store).get_run(tracker.run_id)
+    assert len(run.data.tags["mlflow.source.git.commit"]) == 40
+    assert run.data.tags["parabit.git.dirty"] in ("true", "false") and run.data.tags["mlflow.user"]
+    assert run.data.tags["parabit.command"] and run.data.tags["mlflow.source.type"] == "LOCAL"
+    (dataset,) = run.inputs.dataset_inputs
+    assert (dataset.dataset.name, dataset.dataset.digest) == ("pairs_parquet", "abc123")
+    assert json.loads(dataset.dataset.profile) == {"rows": 10, "pipeline_runs": ["r1"]}
+    assert json.loads(dataset.dataset.source) == {"uri": "/data/pairs.parquet"}
 
 
 def test_log_history_writes_only_the_missing_steps(isolated_mlflow_store):

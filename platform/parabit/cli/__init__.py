@@ -90,7 +90,8 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
         print(f"error: {one_line(err.format_message())}", file=sys.stderr)
         return err.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt) as err:
-        reason = one_line(str(err)) if str(err) else "stopped"
+        cause = err.__cause__ or err.__context__ if isinstance(err, click.exceptions.Abort) else err
+        reason = one_line(str(cause)) if cause is not None and str(cause) else "stopped"
         print(f"interrupted: {reason}", file=sys.stderr)
         return 130
     except Terminated:

@@ -14,11 +14,12 @@ import click
 
 from parabit.config import ConfigError, apply_override, from_dict, load_config, parse_overrides
 from parabit.data.errors import DataFormatError
-from parabit.paths import DataNotFoundError
+from parabit.paths import DataNotFoundError, ProjectNotFoundError
 from parabit.runlock import RunInUse
 
-# Mistakes in what the user gave (a config, a --set, a data file, a busy run name): one line, exit code 2.
-USER_ERRORS = (ConfigError, DataFormatError, DataNotFoundError, RunInUse)
+# Mistakes in what the user gave (a config, a --set, a data file, a busy run name, no project to read a shipped
+# config from): one line, exit code 2.
+USER_ERRORS = (ConfigError, DataFormatError, DataNotFoundError, ProjectNotFoundError, RunInUse)
 
 VERBOSE_ENV = "PARABIT_VERBOSE"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,7 @@ from parabit.dictionary.build import read_direction
 from parabit.dictionary.config import BilDRLConfig
 from parabit.dictionary.space import BilingualSpace, find_embedder
 from parabit.paths import output_root
+from parabit.runlock import one_builder
 from parabit.training.prepared import PreparedData, id_table, write_prepared
 
 BITEXT_MAX_TOKENS = 30
@@ -50,8 +52,13 @@ def _cache_key(config: BilDRLConfig) -> str:
 
 def prepare_dictionary_run(config: BilDRLConfig) -> PreparedData:
     directory = output_root() / "bildrl" / "prepared" / f"{config.name}-{_cache_key(config)}"
-    if PreparedData.is_complete(directory):
-        return PreparedData.load(directory)
+    with one_builder(directory.with_name(f"{directory.name}.lock")):
+        if not PreparedData.is_complete(directory):
+            _prepare(config, directory)
+    return PreparedData.load(directory)
+
+
+def _prepare(config: BilDRLConfig, directory: Path) -> None:
     space = BilingualSpace.load(config.space_path)
     max_tokens = config.model.max_tokens
     parts, stats = [], {"train_rows": {}}
@@ -73,7 +80,6 @@ def prepare_dictionary_run(config: BilDRLConfig) -> PreparedData:
     stats.update({"tokenizer": space.tokenizer.to_dict(), "lang_a": "en", "lang_b": config.language,
                   "max_tokens": max_tokens, "pairs_kept": int(tables["pairs"].num_rows), "rejected": {}})
     write_prepared(directory, tables, space.vocab, stats, arrays={"vectors": space.vectors})
-    return PreparedData.load(directory)
 
 
 def prepared_space(prepared: PreparedData) -> BilingualSpace:

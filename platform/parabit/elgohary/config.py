@@ -10,7 +10,7 @@ from pydantic import Field, PositiveInt
 
 from parabit.config import Config, load_config
 from parabit.pairs.config import PairsConfig
-from parabit.paths import PROJECT_ROOT, output_root
+from parabit.paths import output_root, project_path
 from parabit.phrases import PhrasesConfig
 
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
@@ -53,7 +53,7 @@ class ReproductionConfig(Config):
 
     def phrases(self) -> PhrasesConfig:
         """The phrase pipeline's config, whose outputs are the phrase conditions' training data."""
-        return load_config(PhrasesConfig, PROJECT_ROOT / self.phrases_config)
+        return load_config(PhrasesConfig, project_path(self.phrases_config))
 
     @property
     def needs_phrases(self) -> bool:
@@ -76,4 +76,4 @@ def train_config(config: ReproductionConfig, condition: str, objective: str, dat
     if condition in data_paths:
         overrides["data.path"] = data_paths[condition]
     overrides.update({f"data.{key}": value for key, value in data.items()})
-    return load_config(PairsConfig, PROJECT_ROOT / config.base_config, overrides)
+    return load_config(PairsConfig, project_path(config.base_config), overrides)

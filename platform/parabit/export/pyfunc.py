@@ -37,10 +37,22 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
         return self.embedder.encode([str(text) for text in model_input["text"].tolist()])
 
 
+# The distributions whose modules loading the model imports (model_code.py → parabit.export.pyfunc → parabit.embedder,
+# parabit.encoders, parabit.text, parabit.config), and nothing else: an environment MLflow builds for the model
+# (`mlflow models serve --env-manager virtualenv`, `mlflow models build-docker`) installs exactly these.
+MODEL_REQUIREMENTS = ("mlflow", "torch", "numpy", "pandas", "nltk", "pydantic", "pyyaml")
+
+
+def public_version(version: str) -> str:
+    """``version`` without its local label (``2.13.0+cpu`` → ``2.13.0``): a local build's label names no release an
+    index serves, so a requirement carrying it cannot be installed anywhere else."""
+    return version.split("+", 1)[0]
+
+
 def _requirements() -> list[str]:
     from importlib.metadata import version
 
-    return [f"{name}=={version(name)}" for name in ("torch", "numpy", "pandas", "nltk", "mlflow")]
+    return [f"{name}=={public_version(version(name))}" for name in MODEL_REQUIREMENTS]
 
 
 def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_model_name: str | None = None):

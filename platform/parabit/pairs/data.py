@@ -24,6 +24,7 @@ from parabit.data.ppdb import read_ppdb_lexical
 from parabit.data.sick import read_sick
 from parabit.pairs.config import DataConfig
 from parabit.paths import output_root
+from parabit.runlock import one_builder
 from parabit.text.glove import load_glove
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
@@ -113,8 +114,13 @@ def shares_bigram(tokens: list[str], bigrams: set[tuple[str, str]]) -> bool:
 def prepare_pairs(config: DataConfig, cache_root: Path | None = None) -> PreparedData:
     """Tokenise, build the vocabulary, pad to ``config.max_tokens`` and cache; returns the cached result if present."""
     directory = (cache_root or output_root() / "prepared") / _cache_key(config)
-    if PreparedData.is_complete(directory):
-        return PreparedData.load(directory)
+    with one_builder(directory.with_name(f"{directory.name}.lock")):
+        if not PreparedData.is_complete(directory):
+            _prepare(config, directory)
+    return PreparedData.load(directory)
+
+
+def _prepare(config: DataConfig, directory: Path) -> None:
 
     tokenizer = Tokenizer(config.tokenizer, lowercase=config.lowercase)
     pairs = load_text_pairs(config)
@@ -177,7 +183,6 @@ def prepare_pairs(config: DataConfig, cache_root: Path | None = None) -> Prepare
                    for lang in counts}
     write_prepared(directory, tables, vocab, stats, documents={COUNTS_FILE: word_counts})
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
-    return PreparedData.load(directory)
 
 
 def with_glove_words(vocab: Vocabulary, count: int) -> Vocabulary:

@@ -34,6 +34,11 @@ class PairsRecipe(Recipe[PairsConfig]):
     def prepare(self) -> PreparedData:
         return prepare_pairs(self.config.data)
 
+    def inputs(self) -> tuple[str, list[str]]:
+        data = self.config.data
+        return f"{data.condition}-{data.lang}" if data.condition == "bilingual_sentences" else data.condition, \
+            [str(Path(path).resolve()) for path in data.paths]
+
     def build_module(self, prepared: PreparedData, *, sparse: bool) -> PairModule:
         counts_file = prepared.directory / COUNTS_FILE
         counts = json.loads(counts_file.read_text()) if counts_file.is_file() else None

@@ -24,9 +24,10 @@ import pyarrow.parquet as pq
 
 from parabit.data.msrp import read_msrp
 from parabit.data.sick import read_sick
-from parabit.paths import PROJECT_ROOT, output_root
+from parabit.paths import output_root, project_path
 from parabit.pipeline.sick_translation import read_translated_sick
 from parabit.pipeline.stage import MANIFEST
+from parabit.runlock import one_builder
 from parabit.supervised.config import SiameseDataConfig
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
@@ -51,8 +52,7 @@ class LabelledPairs:
 
 
 def translated_path(config: SiameseDataConfig) -> Path:
-    path = Path(config.translated_path)
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return project_path(config.translated_path)
 
 
 def _sick_split(config: SiameseDataConfig, split: str) -> LabelledPairs:
@@ -99,8 +99,13 @@ def _cache_key(config: SiameseDataConfig) -> str:
 def prepare_siamese_data(config: SiameseDataConfig, cache_root: Path | None = None) -> PreparedData:
     """Tokenise every split, build the vocabulary, pad to ``config.max_length`` and cache (or reuse the cache)."""
     directory = (cache_root or output_root() / "prepared-siamese") / _cache_key(config)
-    if PreparedData.is_complete(directory):
-        return PreparedData.load(directory)
+    with one_builder(directory.with_name(f"{directory.name}.lock")):
+        if not PreparedData.is_complete(directory):
+            _prepare(config, directory)
+    return PreparedData.load(directory)
+
+
+def _prepare(config: SiameseDataConfig, directory: Path) -> None:
     tokenizer = Tokenizer(config.tokenizer, lowercase=config.lowercase)
     lang_a, lang_b = config.languages
     splits = load_splits(config)
@@ -140,7 +145,6 @@ def prepare_siamese_data(config: SiameseDataConfig, cache_root: Path | None = No
     # Ray Train reads ``pairs.parquet`` (PreparedData.pairs_path): the training split.
     write_prepared(directory, {"pairs": tables["train"], "dev": tables["dev"], "test": tables["test"]}, vocab, stats)
     log.info("prepared %s pairs in %s", {k: v["pairs"] for k, v in split_stats.items()}, directory)
-    return PreparedData.load(directory)
 
 
 def read_split(prepared: PreparedData, split: str) -> dict[str, np.ndarray]:

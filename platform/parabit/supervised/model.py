@@ -11,7 +11,7 @@ import torch
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder
 from parabit.objectives import MaLSTMRegressionLoss, build_objective
-from parabit.paths import PROJECT_ROOT
+from parabit.paths import project_path
 from parabit.supervised.config import SiameseConfig, SiameseModelConfig
 from parabit.text.glove import glove_rows_for
 from parabit.text.vocab import Vocabulary
@@ -37,7 +37,7 @@ def load_space_embedder(space: str) -> SentenceEmbedder:
         local = Path(mlflow.artifacts.download_artifacts(artifact_uri=space))
         return SentenceEmbedder.load(local / "artifacts" / "embedder")
     path = Path(space)
-    return SentenceEmbedder.load(find_embedder(path if path.is_absolute() else PROJECT_ROOT / path))
+    return SentenceEmbedder.load(find_embedder(project_path(path)))
 
 
 def space_rows_for(vocab: Vocabulary, space: SentenceEmbedder, std: float, seed: int) -> tuple[np.ndarray, dict]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from parabit.embedder import SentenceEmbedder
 from parabit.export.pyfunc import log_embedder, save_embedder_model
 from parabit.paths import output_root
 from parabit.tracking import tags
+from parabit.tracking.lineage import command_line
 from parabit.tracking.run_tracker import RunTracker
 
 log = logging.getLogger(__name__)
@@ -33,15 +32,6 @@ CANDIDATE = "candidate"
 CHAMPION = "champion"
 DEV_SCORE_TAG = "parabit.dev_score"
 DEV_SET_TAG = "parabit.dev_set"
-
-
-def command_line() -> str:
-    """The command that started this process, as a user would type it (``parabit train --config ...``)."""
-    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    arguments = sys.argv[1:]
-    if program.endswith(".py"):
-        program = f"python {shlex.quote(sys.argv[0])}"
-    return " ".join([program, *(shlex.quote(a) for a in arguments)])
 
 
 @contextlib.contextmanager
@@ -125,6 +115,8 @@ def promote_champion(name: str, *, version: str | None = None, dry_run: bool = F
     from parabit.tracking.store import tracking_uri
 
     uri = uri or tracking_uri()
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        raise ConfigError(f"no MLflow store at {uri}; train a model first or set MLFLOW_TRACKING_URI to the store")
     client = MlflowClient(uri, registry_uri=uri)
     try:
         versions = client.search_model_versions(f"name = '{name}'")

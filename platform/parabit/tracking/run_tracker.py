@@ -1,12 +1,14 @@
 """One MLflow run, logged so that a failing tracking server never stops the work being tracked.
 
-Every call is attempted at once; if MLflow raises (server down, network, database locked), the call is kept
-in order in a replay queue, a warning is logged, and the caller carries on. ``flush()`` (called again by
+Every call is attempted at once; if the store cannot be reached (server down, network, database locked), the call is
+kept in order in a replay queue, a warning is logged, and the caller carries on. A call the store *refuses* (a bad
+request, a param logged again with another value) is a bug in the caller, not an outage: it raises
+:class:`TrackingRefused` at once and is never spooled. ``flush()`` (called again by
 ``finish()``) replays the queue, creating the run first if even that had failed; after a failure, automatic retries
 wait :data:`RETRY_INTERVAL_S` (a down server costs seconds per attempt, and the work must not pay that every step),
 while ``finish()`` always tries. Nothing is lost as long as the server is back before the process ends; what is
 still queued then is written to a JSON spool file whose path is logged, so it can be replayed by hand
-(``python -m parabit.tracking.replay SPOOL``).
+(``parabit replay SPOOL``).
 
 Per-step metrics that other processes log live (Ray Train's rank-0 worker) can be lost with those processes, or
 logged twice when a killed worker repeats an epoch; :meth:`RunTracker.log_history` is the driver's catch-up: it
@@ -25,16 +27,31 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mlflow.entities import Metric, Param, RunTag
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import output_root
+from parabit.tracking.lineage import system_tags
 from parabit.tracking.store import ensure_experiment, tracking_uri
 
 log = logging.getLogger(__name__)
 
 MAX_PARAM_LENGTH = 6000
 RETRY_INTERVAL_S = 20.0
+
+# MLflow error codes that mean the store answered and said no: retrying the same call can never succeed.
+REFUSALS = frozenset({"INVALID_PARAMETER_VALUE", "BAD_REQUEST", "RESOURCE_ALREADY_EXISTS", "RESOURCE_DOES_NOT_EXIST",
+                      "INVALID_STATE", "PERMISSION_DENIED", "UNAUTHENTICATED", "RESOURCE_CONFLICT"})
+
+
+class TrackingRefused(RuntimeError):
+    """The tracking store refused a write (not an outage): the message says which call and why."""
+
+
+def is_refusal(err: Exception) -> bool:
+    """Whether ``err`` is the store saying no (a bug to fix), rather than the store being unreachable (to retry)."""
+    return isinstance(err, MlflowException) and err.error_code in REFUSALS
 
 
 def flatten_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -91,7 +108,7 @@ class RunTracker:
             return True
         try:
             experiment_id = ensure_experiment(self.experiment, self.uri)
-            run = self.client.create_run(experiment_id, run_name=self.run_name, tags=self.tags)
+            run = self.client.create_run(experiment_id, run_name=self.run_name, tags={**system_tags(), **self.tags})
         except Exception as err:  # noqa: BLE001 - any tracking failure must not stop the caller
             log.warning("MLflow tracking store %s unreachable (%s); logging is queued and retried.", self.uri, err)
             self._retry_at = time.monotonic() + RETRY_INTERVAL_S
@@ -183,6 +200,13 @@ class RunTracker:
             shutil.copy2(path, staged)
             self._pending[-1][2]["local_path"] = str(staged)
 
+    def log_dataset(self, name: str, digest: str, source: str, profile: Mapping[str, Any],
+                    context: str = "training") -> None:
+        """Declare a dataset the run read (``mlflow.log_input``): MLflow's UI then shows dataset → run. ``source``
+        is where it lives, ``profile`` what it holds (rows, the run that produced it, ...)."""
+        self._call("log_dataset_input", name=name, digest=digest, source=source, profile=dict(profile),
+                   context=context)
+
     def log_text(self, text: str, artifact_file: str) -> None:
         self._call("log_text", text=text, artifact_file=artifact_file)
 
@@ -215,7 +239,10 @@ class RunTracker:
             target = self if method in self._OWN_CALLS else self.client
             try:
                 getattr(target, method)(self.run_id, *args, **kwargs)
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:  # noqa: BLE001 - an outage is queued; a refusal re-raised below
+                if is_refusal(err):
+                    self._pending.pop(0)
+                    raise TrackingRefused(f"MLflow refused {method} on run {self.run_id}: {err}") from err
                 log.warning("MLflow %s failed (%s); %d call(s) queued for retry.", method, err, len(self._pending))
                 self._retry_at = time.monotonic() + RETRY_INTERVAL_S
                 return False
@@ -223,7 +250,13 @@ class RunTracker:
         return True
 
     # Queued calls carried out by the tracker itself (a few client calls each), not by the MLflow client.
-    _OWN_CALLS = frozenset({"log_missing_steps", "log_missing_metrics"})
+    _OWN_CALLS = frozenset({"log_missing_steps", "log_missing_metrics", "log_dataset_input"})
+
+    def log_dataset_input(self, run_id: str, name: str, digest: str, source: str, profile: dict,
+                          context: str) -> None:
+        dataset = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}),
+                          profile=json.dumps(profile))
+        self.client.log_inputs(run_id, [DatasetInput(dataset, [InputTag("mlflow.data.context", context)])])
 
     def log_missing_steps(self, run_id: str, history: list[dict], step_key: str) -> None:
         self._log_missing(run_id, [(int(entry[step_key]), entry) for entry in history])

@@ -12,10 +12,9 @@ from pathlib import Path
 import mlflow
 from mlflow.tracking import MlflowClient
 
-from parabit.paths import PROJECT_ROOT
+from parabit.paths import project_root
 
 DEFAULT_EXPERIMENT = "parabit"
-DEFAULT_STORE = PROJECT_ROOT / "mlflow.db"
 
 # A down tracking server must cost seconds, not the minutes of MLflow's default retry schedule; callers can
 # still override both through the environment.
@@ -23,9 +22,14 @@ os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
 os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
 
 
+def default_store() -> Path:
+    """The project's own SQLite store: ``mlflow.db`` in the project folder (:func:`parabit.paths.project_root`)."""
+    return project_root() / "mlflow.db"
+
+
 def tracking_uri() -> str:
     """The tracking URI in force: ``$MLFLOW_TRACKING_URI`` or ``sqlite:///<project>/mlflow.db``."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{DEFAULT_STORE}"
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{default_store()}"
 
 
 def use_tracking_store() -> str:

@@ -3,10 +3,10 @@
 A checkpoint is a folder holding ``state.pt`` (the training module, optimisers, torch RNG, epoch, history, the
 selected epoch) and ``embedder/``, the exported sentence embedder of the selected epoch (when the recipe exports one). Ray Train lists the checkpoints a run committed in its
 ``checkpoint_manager_snapshot.json``, written by the run's controller after a worker's checkpoint has been uploaded.
-A driver killed in between (the controller dies with it) leaves checkpoint folders the snapshot does not list, and
-Ray would then start that run over. So the driver hands the workers those newer folders
-(:func:`unlisted_checkpoints`), and :func:`restore` resumes from whichever is further along: Ray's own checkpoint or
-the newest of them that loads.
+A driver killed in between (the controller dies with it), or a worker killed right after writing one, leaves
+checkpoint folders the snapshot does not list, and Ray would then start that run over (or from an older checkpoint).
+So :func:`restore`, on the worker, looks for those newer folders itself (:func:`unlisted_checkpoints`) and resumes from
+whichever is further along: Ray's own checkpoint or the newest of them that loads.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ CHECKPOINT_FILE = "state.pt"
 EMBEDDER_DIR = "embedder"
 # Ray Train's record of a run's committed checkpoints, in the run's folder (ray.train.v2 CheckpointManager).
 RAY_SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
-# The loop-config key under which the driver passes unlisted checkpoint folders, newest first.
-UNLISTED_CHECKPOINTS_KEY = "unlisted_checkpoints"
 
 
 def training_state(model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], **extra) -> dict:
@@ -94,12 +92,12 @@ def finished_checkpoint(run_directory: Path, epochs: int) -> ray.train.Checkpoin
     return ray.train.Checkpoint.from_directory(str(folder)) if (folder / CHECKPOINT_FILE).is_file() else None
 
 
-def restore(module: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], loop_config: dict,
+def restore(module: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], run_directory: Path,
             embedder_to: Path | None = None) -> dict | None:
     """On a resumed run, restore ``module``, ``optimizers`` and the torch RNG from the furthest checkpoint (Ray's, or
-    an unlisted one the driver passed in ``loop_config``), copy its ``embedder/`` to ``embedder_to``, and return its
-    whole state; on a fresh start None."""
-    found = _furthest(loop_config.get(UNLISTED_CHECKPOINTS_KEY, ()))
+    a newer one in ``run_directory`` that Ray's record missed), copy its ``embedder/`` to ``embedder_to``, and return
+    its whole state; on a fresh start None."""
+    found = _furthest(unlisted_checkpoints(run_directory))
     if found is None:
         return None
     state, open_folder = found

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
+from mlflow.tracking import MlflowClient
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
@@ -28,11 +29,11 @@ from parabit.config import ConfigError, to_dict
 from parabit.evaluation import EvaluationReport
 from parabit.paths import output_root
 from parabit.ray_runtime import available_cpus, init_ray
+from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.evaluation import log_report
 from parabit.tracking.registry import register_model
-from parabit.training.checkpointing import UNLISTED_CHECKPOINTS_KEY, finished_checkpoint, load_state, \
-    unlisted_checkpoints
+from parabit.training.checkpointing import finished_checkpoint, load_state
 from parabit.training.config import RunConfig as RunSettings
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
@@ -166,7 +167,6 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
             "mlflow_run_id": tracker.run_id if tracker is not None else None,
             "tracking_uri": tracker.uri if tracker is not None else None,
             "submitted_at": time.time(),
-            UNLISTED_CHECKPOINTS_KEY: unlisted_checkpoints(directory),
         },
         scaling_config=RayScalingConfig(
             num_workers=config.scaling.num_workers,
@@ -223,6 +223,12 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
     """
     config = recipe.config
     recipe.check_inputs()  # before Ray starts: a typo in a path costs a second, not a cluster start
+    with exclusive_run(storage_path(config) / f"{config.name}.lock", f"training run {config.name!r}"):
+        return _run_training(recipe, parent_run_id, tags)
+
+
+def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) -> TrainingResult:
+    config = recipe.config
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     init_ray()
@@ -236,7 +242,7 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
 
     tracker = open_tracker(config, parent_run_id=parent_run_id, tags={**recipe.tags(), **(tags or {})})
     with tracker.closing():
-        log_prepared_data(tracker, prepared)
+        log_prepared_data(tracker, recipe, prepared)
         mark = time.perf_counter()
         checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker))
         seconds["train"] = time.perf_counter() - mark
@@ -261,7 +267,26 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
                           seconds)
 
 
-def log_prepared_data(tracker: RunTracker, prepared: PreparedData) -> None:
-    """Lineage: which prepared data a run trained on, and its statistics."""
+def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedData) -> None:
+    """Lineage: the data a run trained on as its MLflow dataset input (source files, rows, the pipeline runs that
+    made them), where it was prepared, and its statistics."""
+    name, sources = recipe.inputs()
     tracker.set_tags({tag_names.DATA: str(prepared.directory)})
     tracker.log_dict(prepared.stats, "data/stats.json")
+    producers = [run for source in sources for run in pipeline_runs_of(source, tracker.uri)]
+    tracker.log_dataset(name, digest=prepared.directory.name, source=", ".join(sources) or str(prepared.directory),
+                        profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": len(prepared.vocab),
+                                 "prepared": str(prepared.directory), "pipeline_runs": producers})
+
+
+def pipeline_runs_of(output: str, uri: str) -> list[str]:
+    """The ids of the pipeline runs whose output is ``output`` (tag ``parabit.pipeline_output``)."""
+    try:
+        client = MlflowClient(uri)
+        experiments = [e.experiment_id for e in client.search_experiments()]
+        runs = client.search_runs(experiments, f"tags.`{tag_names.PIPELINE_OUTPUT}` = '{output}'") if experiments \
+            else []
+    except Exception as err:  # noqa: BLE001 - lineage is best effort while the store is down
+        log.warning("could not look up the pipeline run of %s (%s)", output, err)
+        return []
+    return [run.info.run_id for run in runs]

@@ -35,8 +35,8 @@ STATUS_EVERY_SECONDS = 15.0
 
 def train_loop_per_worker(loop_config: dict) -> None:
     """Ray Train entry point. ``loop_config``: ``recipe`` (the :class:`Recipe` class), ``config`` (its config as plain
-    values), ``prepared_dir``, ``datasets`` (names), ``run_dir``, ``mlflow_run_id``, ``tracking_uri``,
-    ``submitted_at`` and the unlisted checkpoints (:mod:`parabit.training.checkpointing`)."""
+    values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint folder), ``mlflow_run_id``,
+    ``tracking_uri`` and ``submitted_at``."""
     recipe: Recipe = loop_config["recipe"].from_dict(loop_config["config"])
     config = recipe.config
     prepared = recipe.load_prepared(Path(loop_config["prepared_dir"]))
@@ -55,7 +55,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
 
     selected_dir = Path(tempfile.mkdtemp(prefix="parabit-selected-"))  # the selected epoch's exported embedder
     start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
-    state = restore(module, optimizers, loop_config, embedder_to=selected_dir)
+    state = restore(module, optimizers, Path(loop_config["run_dir"]), embedder_to=selected_dir)
     if state is not None:
         start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
         selected, initial = state.get("selected"), state.get("initial", {})

@@ -127,6 +127,10 @@ class Recipe(ABC, Generic[ConfigT]):
         """Extra MLflow tags of the run (for filtering in the UI)."""
         return {}
 
+    def inputs(self) -> tuple[str, list[str]]:
+        """The name of the data this run reads and the files it comes from (the run's MLflow dataset input)."""
+        return self.name, []
+
     @abstractmethod
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         """The final evaluation of a finished run from its checkpoint folder (``state.pt`` and the exported

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parabit.paths import PROJECT_ROOT
+from parabit.paths import project_path
 from parabit.translate.apertium import ISO3, normalise
 from parabit.translate.base import TranslationBatch, Translator, TranslatorError
 
@@ -62,8 +62,7 @@ def check_model_dir(model_dir: Any) -> Path:
     if not isinstance(model_dir, (str, os.PathLike)) or not str(model_dir):
         raise TranslatorError(f"engine {ENGINE!r} needs options.model_dir, the folder of a Hugging Face Marian model "
                               f"(got {model_dir!r}); {DOWNLOAD_HINT}")
-    path = Path(model_dir).expanduser()
-    path = path if path.is_absolute() else PROJECT_ROOT / path  # the same folder for the driver and every actor
+    path = project_path(model_dir)  # the same folder for the driver and every actor
     if not path.is_dir():
         raise TranslatorError(f"engine {ENGINE!r}: model_dir {str(path)!r} is not a directory; {DOWNLOAD_HINT}")
     missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]

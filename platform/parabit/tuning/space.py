@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt
 
 from parabit.config import Config, ConfigError, apply_override, check_field_path, check_finite, from_dict, read_yaml
-from parabit.paths import PROJECT_ROOT
+from parabit.paths import project_path
 from parabit.recipes import config_class
 from parabit.training.config import RunConfig
 
@@ -155,8 +155,7 @@ class SearchSpace:
 
     # -- configs --------------------------------------------------------------------------------------------
     def base_dict(self) -> dict:
-        path = Path(self.base_config)
-        path = path if path.is_absolute() else PROJECT_ROOT / path
+        path = project_path(self.base_config)
         try:
             data = read_yaml(path)
         except ConfigError as err:

@@ -32,6 +32,7 @@ from parabit.evaluation.report import EvaluationReport
 from parabit.paths import output_root
 from parabit.ray_runtime import init_ray
 from parabit.recipes import recipe_for
+from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.evaluation import log_report
 from parabit.tracking.registry import CANDIDATE, register_model
@@ -96,7 +97,7 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     tracker = open_tracker(config, kind="trial", parent_run_id=context.parent_run_id,
                            tags={tags.SWEEP: context.space.name, **recipe.tags()}, uri=context.tracking_uri)
     with tracker.closing():
-        log_prepared_data(tracker, prepared)
+        log_prepared_data(tracker, recipe, prepared)
         result = build_trainer(recipe, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
         final = _evaluate_once(recipe, prepared, tracker, Checkpoint(result.checkpoint.path), title=name)
     remember_run(config, tracker)
@@ -179,8 +180,13 @@ def _tuner(space: SearchSpace, trainable, directory: Path) -> tune.Tuner:
 
 def run_sweep(space: SearchSpace) -> SweepSummary:
     """Run (or resume) the sweep; returns the best trial's parameters, scores and registered model."""
-    init_ray()
     directory = sweep_directory(space)
+    with exclusive_run(directory.with_name(f"{space.name}.lock"), f"sweep {space.name!r}"):
+        return _run_sweep(space, directory)
+
+
+def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
+    init_ray()
     directory.mkdir(parents=True, exist_ok=True)
     base = space.trial_config(space.points()[0], name=space.name)
     base.storage_path = str(directory)

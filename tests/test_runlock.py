@@ -1,0 +1,94 @@
+"""One process per run name, one builder per cached dataset: two same-name runs started together never write the
+same outputs (the second is refused in one line), and two runs that need the same prepared data build it once."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from parabit.config import to_dict
+from parabit.paths import PROJECT_ROOT
+from parabit.runlock import RunInUse, exclusive_run, one_builder
+
+
+def _hold(lock: str, ready, release) -> None:
+    with exclusive_run(Path(lock), "run x"):
+        ready.set()
+        release.wait(30)
+
+
+def test_a_second_holder_of_a_run_name_is_refused_and_a_killed_holder_frees_it(tmp_path):
+    lock = tmp_path / "x.lock"
+    context = multiprocessing.get_context("spawn")
+    ready, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold, args=(str(lock), ready, release))
+    holder.start()
+    assert ready.wait(30)
+    with pytest.raises(RunInUse, match=rf"run x is already running \(pid {holder.pid} on "):
+        with exclusive_run(lock, "run x"):
+            pass
+    holder.kill()  # SIGKILL: the OS drops the lock with the process
+    holder.join()
+    with exclusive_run(lock, "run x"):
+        assert lock.read_text().startswith(f"pid {os.getpid()}")
+
+
+def _prepare(config: dict, outputs: str, queue) -> None:
+    os.environ["PARABIT_OUTPUT"] = outputs
+    from parabit.pairs.config import DataConfig
+    from parabit.pairs.data import prepare_pairs
+
+    started = time.perf_counter()
+    prepared = prepare_pairs(DataConfig(**config))
+    queue.put((str(prepared.directory), prepared.pairs_path.stat().st_mtime_ns, time.perf_counter() - started))
+
+
+def test_two_runs_that_need_the_same_prepared_data_build_it_once(tatoeba_slice, tmp_path):
+    config = {"condition": "pairs_parquet", "path": str(tatoeba_slice), "max_pairs": 3000}
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_prepare, args=(config, str(tmp_path), queue)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    results = [queue.get(timeout=120) for _ in workers]
+    for worker in workers:
+        worker.join()
+    (directory, stamp, _), (other, other_stamp, _) = results
+    assert directory == other and stamp == other_stamp  # one folder, written once
+    assert not list((tmp_path / "prepared").glob("*.partial-*"))  # no second, discarded build
+
+
+def test_one_builder_lets_waiters_through_in_turn(tmp_path):
+    order = []
+    with one_builder(tmp_path / "cache.lock"):
+        order.append("first")
+    with one_builder(tmp_path / "cache.lock"):
+        order.append("second")
+    assert order == ["first", "second"]
+
+
+@pytest.mark.slow
+def test_a_second_training_run_of_the_same_name_is_refused_while_the_first_runs(small_config, tmp_path):
+    config = small_config(optim__epochs=3)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(to_dict(config)))
+    env = {**os.environ, "PARABIT_OUTPUT": str(tmp_path / "outputs"),
+           "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, str(PROJECT_ROOT / "jobs" / "train.py"), "--config", str(path)]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lock = Path(config.storage_path) / f"{config.name}.lock"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (lock.is_file() and lock.read_text()):
+        time.sleep(0.2)
+    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert first.wait(timeout=600) == 0
+    assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr
+    assert f"training run '{config.name}' is already running (pid {first.pid} on " in second.stderr

@@ -1,0 +1,118 @@
+"""The divergence guard: a non-finite loss, gradient or weight stops training at that very step, the MLflow run ends
+FAILED, the last good checkpoint stays and no model is registered."""
+
+from __future__ import annotations
+
+import sys
+
+import cloudpickle
+import pytest
+import torch
+import yaml
+from mlflow.tracking import MlflowClient
+
+from parabit.cli import run_command
+from parabit.config import to_dict
+from parabit.encoders import build_encoder
+from parabit.pairs.model import PairModule
+from parabit.pairs.recipe import PairsRecipe
+from parabit.training.checkpointing import load_state
+from parabit.training.driver import run_directory, run_training
+from parabit.training.guard import Divergence, DivergenceGuard, TrainingDiverged
+from parabit.training.optimizers import build_optimizers
+from parabit.training.config import OptimConfig
+
+# Ray workers cannot import test modules: ship this module's classes by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+POISONED = (2, 3)  # (epoch, step) at which the test module's loss turns NaN
+
+
+def _toy(sparse: bool = True):
+    module = torch.nn.ModuleDict({"avg": build_encoder("avg", 20, 4, sparse=sparse),
+                                  "head": torch.nn.Linear(4, 1)})
+    return module, build_optimizers(module, OptimConfig(lr=0.1))
+
+
+def _step(module, optimizers, scale: float = 1.0):
+    for optimizer in optimizers:
+        optimizer.zero_grad()
+    ids, lengths = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([3, 2])
+    loss = module["head"](module["avg"](ids, lengths)).sum() * scale
+    loss.backward()
+    return loss
+
+
+def test_a_finite_step_passes_and_each_kind_of_non_finite_value_is_named():
+    module, optimizers = _toy()
+    guard = DivergenceGuard(module, distributed=False)
+    loss = _step(module, optimizers)
+    assert guard.before_update(float(loss)) is None
+    for optimizer in optimizers:
+        optimizer.step()
+    assert guard.after_update() is None
+
+    assert guard.before_update(float("nan")) == "the loss"
+    _step(module, optimizers, scale=float("inf"))  # inf * 0-sized terms give NaN/inf gradients
+    assert guard.before_update(1.0) in ("the gradient of avg.embedding.weight", "the gradient of head.weight")
+
+    module, optimizers = _toy()
+    guard = DivergenceGuard(module, distributed=False)
+    _step(module, optimizers)
+    assert guard.before_update(1.0) is None
+    with torch.no_grad():
+        module["avg"].embedding.weight[2, 0] = float("inf")  # a row the step touched
+    assert guard.after_update() == "the weight avg.embedding.weight"
+
+
+def test_only_touched_rows_of_a_sparse_table_are_checked():
+    module, optimizers = _toy()
+    guard = DivergenceGuard(module, distributed=False)
+    _step(module, optimizers)
+    assert guard.before_update(1.0) is None
+    with torch.no_grad():
+        module["avg"].embedding.weight[19, 0] = float("inf")  # never in a batch: costs nothing to skip
+    assert guard.after_update() is None
+
+
+class PoisonedModule(PairModule):
+    def forward(self, batch, step):
+        loss = super().forward(batch, step)
+        return loss * float("nan") if (step.epoch, step.step) == POISONED else loss
+
+
+class PoisonedRecipe(PairsRecipe):
+    def build_module(self, prepared, *, sparse):
+        module = super().build_module(prepared, sparse=sparse)
+        module.__class__ = PoisonedModule
+        return module
+
+
+@pytest.mark.slow
+def test_a_nan_stops_the_run_at_that_step_keeps_the_last_checkpoint_and_registers_nothing(
+        ray_session, small_config, isolated_mlflow_store):
+    config = small_config(optim__epochs=4, optim__batch_size=100)
+    config.tracking.register_as = "never-registered"
+    with pytest.raises(TrainingDiverged, match=rf"diverged at epoch 2, step 3: the loss is not finite"):
+        run_training(PoisonedRecipe(config))
+    assert Divergence.load(run_directory(config)) == Divergence(*POISONED, "the loss")
+
+    checkpoints = sorted(p for p in run_directory(config).glob("checkpoint_*") if p.is_dir())
+    assert [load_state(folder)["epoch"] for folder in checkpoints] == [1]  # epoch 2 never checkpointed
+    client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
+    (run,) = client.search_runs([client.get_experiment_by_name("parabit").experiment_id],
+                                f"tags.`parabit.run_name` = '{config.name}'")
+    assert run.info.status == "FAILED"
+    assert [m.step for m in client.get_metric_history(run.info.run_id, "loss")] == [1]
+    assert not client.search_registered_models("name = 'never-registered'")
+
+
+@pytest.mark.slow
+def test_an_absurd_learning_rate_is_one_line_and_exit_1(ray_session, small_config, tmp_path, capsys):
+    config = small_config(optim__epochs=2)
+    path = tmp_path / "absurd.yaml"
+    path.write_text(yaml.safe_dump(to_dict(config)))
+    code = run_command(argv=["train", "--config", str(path), "--set", "optim.lr=1e37"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]  # after the run's own progress lines
+    assert code == 1
+    assert last.startswith(f"error: training run {config.name} diverged at epoch 1, step ") and "not finite" in last
