@@ -79,6 +79,9 @@ class Subject:
         self.exchange = GradientExchange(self.model)
         self.stream = self._stream()
 
+    def use_batch(self, size: int) -> None:
+        self.batch, self.stream = size, self._stream()
+
     def _stream(self):
         while True:
             yield from shuffled_batches(self.data, self.batch, self.generator)
@@ -123,9 +126,9 @@ def worker(rank: int, port: int, args: argparse.Namespace, data_path: str, out: 
         if exchange == "sparse_rows":  # bytes follow the batch: the smallest and largest vocabulary, other batches
             for vocab in (min(sizes), max(sizes)):
                 for batch in (25, 50, 100, 200, 400):
-                    subjects[vocab].batch = batch
+                    subjects[vocab].use_batch(batch)
                     results["by_batch"][vocab, batch] = subjects[vocab].steps(3)["bytes"]
-                subjects[vocab].batch = BATCH
+                subjects[vocab].use_batch(BATCH)
         del subjects
     for vocab in (v for v in args.sizes if v > DENSE_LIMIT):  # the dense exchange's all-reduce alone
         grad = torch.zeros(vocab, args.dim)
@@ -167,13 +170,14 @@ def main() -> None:
         for vocab, measured in blocks.items():
             wall = median([b["wall"] for b in measured])
             ratio = median([big["wall"] / little["wall"] for little, big in zip(blocks[small], measured)])
+            exchanging = median([b["exchange"] for b in measured])
             rows.append([exchange, f"{vocab:,}", f"{median([b['bytes'] for b in measured]) / 1024**2:,.2f}",
-                         f"{wall * 1e3:.2f}", f"{1 / wall:.1f}", f"{median([b['exchange'] for b in measured]) * 1e3:.2f}",
+                         f"{wall * 1e3:.2f}", f"{1 / wall:.1f}", f"{exchanging * 1e3:.2f}",
                          f"{median([b['cpu'] for b in measured]) * 1e3:.2f}", f"{ratio:.2f}"])
     for vocab, measured in results["dense_allreduce"].items():
+        wall = measured["wall"]
         rows.append(["dense (all-reduce only)", f"{vocab:,}", f"{measured['bytes'] / 1024**2:,.2f}",
-                     f"≥ {measured['wall'] * 1e3:.0f}", f"≤ {1 / measured['wall']:.2f}", f"{measured['wall'] * 1e3:.0f}",
-                     "", ""])
+                     f"≥ {wall * 1e3:.0f}", f"≤ {1 / wall:.2f}", f"{wall * 1e3:.0f}", "", ""])
     batches = sorted({batch for _, batch in results["by_batch"]})
     vocabularies = sorted({vocab for vocab, _ in results["by_batch"]})
     by_batch = [[f"{vocab:,}", *(f"{results['by_batch'][vocab, batch] / 1024**2:.2f}" for batch in batches)]

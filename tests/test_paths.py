@@ -85,8 +85,15 @@ def test_code_installed_elsewhere_finds_the_project_it_runs_in(installed_elsewhe
     # A Ray Tune trial: Tune moved it into a folder of its own; Ray's working_dir is still on PYTHONPATH.
     found = _probe(installed_elsewhere, tmp_path, PYTHONPATH=str(PROJECT_ROOT))
     assert found["project"] == str(PROJECT_ROOT)
-    # The image: PARABIT_PROJECT names it.
+    # The image and the launcher's nodes: PARABIT_PROJECT names it when nothing else does...
     found = _probe(installed_elsewhere, tmp_path, PARABIT_PROJECT=str(PROJECT_ROOT))
+    assert found["project"] == str(PROJECT_ROOT)
+    # ...but a job that brings its own project (its working dir) uses that one.
+    other = tmp_path / "image-project"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "parabit"\n')
+    assert _probe(installed_elsewhere, tmp_path, PARABIT_PROJECT=str(other))["project"] == str(other)
+    found = _probe(installed_elsewhere, PROJECT_ROOT, PARABIT_PROJECT=str(other))
     assert found["project"] == str(PROJECT_ROOT)
 
 

@@ -86,13 +86,12 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise ConfigError(f"--set {text!r} must look like key.path=value")
     if not key or any(not part.strip() for part in key.split(".")):
         raise ConfigError(f"--set {text!r}: the key must be dotted field names such as optim.lr, without empty parts")
+    if not raw.strip():
+        raise ConfigError(f"--set {text!r}: no value after '=' (write null for none, '' for an empty string)")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        return key, yaml.safe_load(raw)
     except yaml.YAMLError:
         raise ConfigError(f"--set {text!r}: the value is not valid YAML") from None
-    if value is None:
-        raise ConfigError(f"--set {text!r}: no value after '='")
-    return key, value
 
 
 def parse_overrides(texts: Iterable[str]) -> dict[str, Any]:

@@ -5,16 +5,18 @@ One place decides every default location, so jobs, tests and the MLflow store ag
 The **project** is a parabit checkout: the folder with parabit's ``pyproject.toml`` and the shipped ``jobs/configs``,
 ``tuning/spaces``, ... that relative paths in configs and commands name. Where the library is installed says nothing
 about it in general: a job under ``ray job submit`` imports parabit from a py_module Ray unpacked somewhere, and an
-installed wheel lives in site-packages. :func:`project_root` therefore looks, in order, at
+installed wheel lives in site-packages. :func:`project_root` therefore takes the first parabit checkout of
 
-1. ``$PARABIT_PROJECT``, when set (the container image sets it);
-2. the checkout this code is part of (a source tree or an editable install: local use from any current directory);
-3. the current directory and its parents (a job's working directory, which ``ray job submit --working-dir`` makes
+1. the checkout this code is part of (a source tree or an editable install: local use from any current directory);
+2. the current directory and its parents (a job's working directory, which ``ray job submit --working-dir`` makes
    the uploaded project);
-4. the folders on ``$PYTHONPATH``: Ray puts a job's working directory there for the driver and every worker, and
+3. the folders on ``$PYTHONPATH``: Ray puts a job's working directory there for the driver and every worker, and
    that is all a Ray Tune trial has left once Tune changed its current directory to the trial's own folder;
+4. ``$PARABIT_PROJECT``: where the project is when parabit runs from an installed package and nothing above says
+   (the container image and the cluster launcher's nodes set it), so a job that brings its own project still uses
+   that one;
 
-and fails with :class:`ProjectNotFoundError`, saying what it tried, when none is a parabit checkout.
+and fails with :class:`ProjectNotFoundError`, saying what it tried, when there is none.
 """
 
 from __future__ import annotations
@@ -47,13 +49,6 @@ def is_project(folder: Path) -> bool:
 
 def project_root() -> Path:
     """The parabit checkout that project-relative paths are read from (see the module docstring for the order)."""
-    configured = os.environ.get(PROJECT_ENV)
-    if configured:
-        root = Path(configured).expanduser().resolve()
-        if not is_project(root):
-            raise ProjectNotFoundError(f"{PROJECT_ENV} points at {root}, which is not a parabit checkout (no "
-                                       "pyproject.toml naming the project 'parabit')")
-        return root
     code_checkout = Path(__file__).resolve().parents[2]
     if is_project(code_checkout):
         return code_checkout
@@ -62,6 +57,13 @@ def project_root() -> Path:
     for folder in (cwd, *cwd.parents, *python_path):
         if is_project(folder):
             return folder
+    configured = os.environ.get(PROJECT_ENV)
+    if configured:
+        root = Path(configured).expanduser().resolve()
+        if not is_project(root):
+            raise ProjectNotFoundError(f"{PROJECT_ENV} points at {root}, which is not a parabit checkout (no "
+                                       "pyproject.toml naming the project 'parabit')")
+        return root
     raise ProjectNotFoundError(
         f"no parabit project found: parabit runs from {Path(__file__).resolve().parent}, which is not inside a "
         f"checkout, and neither {cwd}, a folder above it nor a folder on PYTHONPATH is one (a folder with parabit's "

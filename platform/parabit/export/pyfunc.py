@@ -32,9 +32,17 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
         self.embedder = SentenceEmbedder.load(context.artifacts["embedder"])
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> np.ndarray:
-        if "text" not in model_input.columns:
-            raise ValueError(f"input needs a 'text' column; it has {list(model_input.columns)}")
-        return self.embedder.encode([str(text) for text in model_input["text"].tolist()])
+        """One embedding per row of the ``text`` column. Every row must be a string: a missing value (None, NaN)
+        is refused with the rows it is in, never embedded as the word "none" or "nan"."""
+        if not isinstance(model_input, pd.DataFrame) or "text" not in model_input.columns:
+            columns = list(model_input.columns) if isinstance(model_input, pd.DataFrame) else type(model_input).__name__
+            raise ValueError(f"input needs a 'text' column of sentences; it has {columns}")
+        texts = model_input["text"].tolist()
+        bad = [row for row, text in enumerate(texts) if not isinstance(text, str)]
+        if bad:
+            raise ValueError(f"the 'text' column must hold strings; row(s) {bad[:10]} hold "
+                             f"{[texts[row] for row in bad[:3]]} (drop or fill missing sentences first)")
+        return self.embedder.encode(texts)
 
 
 # The distributions whose modules loading the model imports (model_code.py → parabit.export.pyfunc → parabit.embedder,

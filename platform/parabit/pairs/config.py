@@ -6,6 +6,7 @@ checked when the file is loaded, with a message that names the field.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, \
@@ -28,7 +29,9 @@ class DataConfig(Config):
     ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from
     ``parabit phrases``: columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases:
     columns ``phrase``, ``paraphrase``); ``path`` is the parquet file or folder.
-    ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs).
+    ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs);
+    ``pipeline:<name>`` names the selected pairs of the back-translation pipeline ``<name>`` (run it first:
+    ``parabit backtranslate --config ...``).
     ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
     ``min_count`` / ``max_words_per_language``: vocabulary limits. ``glove_words``: also give the vocabulary the
     that many most frequent GloVe words, so a word the pairs lack still has its pre-trained vector at test time
@@ -64,9 +67,12 @@ class DataConfig(Config):
         return self
 
     @property
-    def paths(self) -> list[str]:
-        """``path`` as a list."""
-        return [] if self.path is None else [self.path] if isinstance(self.path, str) else list(self.path)
+    def paths(self) -> list[Path]:
+        """``path`` as a list of files (``pipeline:<name>`` resolved to that pipeline's output)."""
+        from parabit.pipeline.select import resolve_pairs_path
+
+        raw = [] if self.path is None else [self.path] if isinstance(self.path, str) else list(self.path)
+        return [resolve_pairs_path(entry) for entry in raw]
 
 
 class ModelConfig(Config):

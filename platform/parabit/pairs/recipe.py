@@ -26,10 +26,11 @@ class PairsRecipe(Recipe[PairsConfig]):
     config_class = PairsConfig
 
     def check_inputs(self) -> None:
-        path = self.config.data.path
-        if path and not Path(path).exists():
-            raise DataFormatError(path, None, "data.path does not exist; point it at the training pairs (e.g. a "
-                                  "pipeline's select/data/pairs.parquet) or run the step that makes them first")
+        for path in self.config.data.paths:
+            if not path.exists():
+                raise DataFormatError(path, None, "data.path does not exist; point it at the training pairs (e.g. "
+                                      "pipeline:<name>, a pipeline's select/data/pairs.parquet) or run the step that "
+                                      "makes them first")
 
     def prepare(self) -> PreparedData:
         return prepare_pairs(self.config.data)
@@ -37,7 +38,7 @@ class PairsRecipe(Recipe[PairsConfig]):
     def inputs(self) -> tuple[str, list[str]]:
         data = self.config.data
         return f"{data.condition}-{data.lang}" if data.condition == "bilingual_sentences" else data.condition, \
-            [str(Path(path).resolve()) for path in data.paths]
+            [str(path.resolve()) for path in data.paths]
 
     def build_module(self, prepared: PreparedData, *, sparse: bool) -> PairModule:
         counts_file = prepared.directory / COUNTS_FILE

@@ -17,10 +17,26 @@ import pyarrow.parquet as pq
 
 from parabit.filters import build_filter
 from parabit.pipeline.config import FilterConfig, SelectConfig
+from parabit.paths import output_root, project_path
 from parabit.pipeline.stage import DATA, REJECTS, StageOutput, reject_rows, write_rejects
 
 PAIRS_FILE = "pairs.parquet"
 IDENTICAL_REASON = "back-translation identical to reference"
+PIPELINE_REFERENCE = "pipeline:"
+
+
+def selected_pairs(pipeline: str) -> Path:
+    """Where the back-translation pipeline named ``pipeline`` (its config's ``name``, default output folder) leaves
+    its selected training pairs; a training config names them as ``data.path: pipeline:<name>``."""
+    return output_root() / "pipelines" / pipeline / "select" / DATA / PAIRS_FILE
+
+
+def resolve_pairs_path(path: str) -> Path:
+    """A training config's pair file: ``pipeline:<name>`` (:func:`selected_pairs`), or a path (relative ones are read
+    from the project folder)."""
+    if path.startswith(PIPELINE_REFERENCE):
+        return selected_pairs(path.removeprefix(PIPELINE_REFERENCE))
+    return project_path(path)
 
 
 def rejection_reasons(table: pa.Table, filters: Sequence[FilterConfig], drop_identical: bool) -> np.ndarray:

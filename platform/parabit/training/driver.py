@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
+import torch
 from mlflow.tracking import MlflowClient
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
 
 from parabit.config import ConfigError, to_dict
+from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationReport
 from parabit.paths import output_root
 from parabit.ray_runtime import available_cpus, init_ray
@@ -265,6 +267,16 @@ def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) 
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,
                           seconds)
+
+
+def untrained_embedder(recipe: Recipe) -> SentenceEmbedder | None:
+    """The recipe's model before any training, exactly as its run starts (the run's seed, data and refit), as an
+    embedder: what the trained model is measured against. None if the recipe exports no sentence encoder."""
+    prepared = recipe.prepare()
+    torch.manual_seed(recipe.config.seed)
+    module = recipe.build_module(prepared, sparse=False)
+    recipe.refit(module, prepared)
+    return recipe.export(module.eval(), prepared)
 
 
 def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedData) -> None:

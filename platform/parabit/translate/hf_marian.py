@@ -186,7 +186,9 @@ class HFMarianTranslator(Translator):
         for i, ids in token_ids.items():
             if len(ids) > limit:
                 errors[i] = f"input of {len(ids)} tokens is longer than the model's {limit}"
-        todo = [i for i in todo if errors[i] is None]
+        # Longest first, so each generate call holds sentences of about one length: little padding, and no batch
+        # decodes on for one long sentence while the rest are done. Results go back by index.
+        todo = sorted((i for i in todo if errors[i] is None), key=lambda i: len(token_ids[i]), reverse=True)
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start:start + self.batch_size]
             for i, (text, cost) in zip(chunk, self._generate([token_ids[i] for i in chunk])):

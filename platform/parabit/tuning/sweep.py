@@ -35,6 +35,7 @@ from parabit.recipes import recipe_for
 from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.evaluation import log_report
+from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
 from parabit.training.driver import build_trainer, check_resources, evaluate_checkpoint, log_prepared_data, \
     open_tracker, remember_run
@@ -59,6 +60,7 @@ class SweepContext:
     directory: str
     parent_run_id: str | None
     tracking_uri: str
+    command: str  # the command that started the sweep (a trial runs in a Ray worker, whose own is not the user's)
 
 
 @dataclass
@@ -95,7 +97,8 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     recipe = recipe_for(config)
     prepared = recipe.prepare()
     tracker = open_tracker(config, kind="trial", parent_run_id=context.parent_run_id,
-                           tags={tags.SWEEP: context.space.name, **recipe.tags()}, uri=context.tracking_uri)
+                           tags={tags.SWEEP: context.space.name, tags.COMMAND: context.command, **recipe.tags()},
+                           uri=context.tracking_uri)
     with tracker.closing():
         log_prepared_data(tracker, recipe, prepared)
         result = build_trainer(recipe, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
@@ -199,7 +202,7 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
         parent.log_dict({"space": space.source, "points": space.trial_points() if space.search.algorithm != "optuna"
                          else "optuna", "fixed": space.fixed}, "sweep/space.json")
         parent.flush()
-        context = SweepContext(space, str(directory), parent.run_id, parent.uri)
+        context = SweepContext(space, str(directory), parent.run_id, parent.uri, command_line())
         trainable = tune.with_resources(tune.with_parameters(run_trial, context=context), TRIAL_DRIVER_RESOURCES)
         started = time.perf_counter()
         results = _tuner(space, trainable, directory).fit()

@@ -1,0 +1,105 @@
+"""The quality study and the champion: build the plan's data with the back-translation pipeline, train its recipes,
+and compare each with its untrained self and the GloVe baselines (``parabit quality``), or train and promote the
+champion (``parabit champion``). Every step resumes: a finished pipeline stage or training run is reused."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from parabit.cli.options import common_options, config_path, load
+from parabit.paths import project_path
+
+PLAN = "jobs/configs/quality/plan.yaml"
+
+
+def build_data(plan) -> None:
+    """Run (or reuse) every back-translation pipeline the plan's recipes read."""
+    from parabit.pipeline import PipelineConfig
+    from pipelines import backtranslate
+
+    for path in plan.data:
+        started = time.perf_counter()
+        result = backtranslate.run(load(PipelineConfig, project_path(path), {}))
+        click.echo(f"[data] {path}: {result.stages['select'].rows_out} pairs ({time.perf_counter() - started:.0f} s)")
+
+
+def train_recipe(plan, recipe: str, tags: dict | None = None):
+    """Train (or reuse) one recipe of the plan; its result."""
+    from parabit.recipes import recipe_for
+    from parabit.training.driver import run_training
+
+    return run_training(recipe_for(plan.recipe_config(recipe)), tags=tags)
+
+
+@click.command()
+@config_path(default=PLAN, help_text="the quality plan (data pipelines, recipes, champion)")
+@click.option("--recipe", "only", multiple=True, help="run only these recipes of the plan (repeatable)")
+@common_options
+def quality(config_path: str, only: tuple[str, ...], overrides: dict) -> int:
+    """Compare every recipe of the plan with its untrained initialisation and the GloVe baselines; write the table
+    (docs/quality.md) and log it to MLflow."""
+    from parabit.baselines import build_baseline
+    from parabit.config import ConfigError
+    from parabit.evaluation import EvaluationSuite
+    from parabit.quality import QualityPlan, Row, gains, quality_markdown, write_table
+    from parabit.recipes import recipe_for
+    from parabit.tracking import RunTracker, tags
+    from parabit.training.driver import untrained_embedder
+
+    plan = load(QualityPlan, project_path(config_path), overrides)
+    unknown = sorted(set(only) - set(plan.recipes))
+    if unknown:
+        raise ConfigError(f"--recipe {unknown}: the plan's recipes are {sorted(plan.recipes)}")
+    build_data(plan)
+    baselines = [Row.of(name, EvaluationSuite.standard()(build_baseline(name).encode),
+                        f"`parabit evaluate --encoder {name}`") for name in ("glove-mean", "glove-sif")]
+    rows = []
+    for recipe in only or plan.recipes:
+        result = train_recipe(plan, recipe, tags={tags.KIND: "quality"})
+        config = plan.recipe_config(recipe)
+        suite = EvaluationSuite.standard(config.evaluation if hasattr(config, "evaluation") else None)
+        untrained = Row.of(f"{recipe}, untrained (its initialisation)",
+                           suite(untrained_embedder(recipe_for(config)).encode), "")
+        trained = Row.of(f"**{recipe}**: {plan.recipes[recipe].about}", result.report, plan.command(recipe))
+        rows.append((untrained, trained))
+    table = quality_markdown(baselines, rows, sif=baselines[1])
+    improvement = "\n".join(f"- {label}: {gain:+.3f} on the mean of the five STS years over its initialisation"
+                            for label, gain in gains(rows).items())
+    text = f"{table}\n\n{improvement}\n"
+    click.echo(text)
+    if not only:
+        click.echo(f"table written to {write_table(project_path(plan.document), text)}")
+    tracker = RunTracker("parabit-quality", f"{plan.name}-table", tags={tags.KIND: "quality-table"})
+    tracker.start()
+    with tracker.closing():
+        tracker.log_text(text, "quality/table.md")
+    return 0
+
+
+@click.command()
+@config_path(default=PLAN, help_text="the quality plan whose champion recipe to train")
+@common_options
+def champion(config_path: str, overrides: dict) -> int:
+    """Re-create the champion from scratch: data, training, evaluation, registration as parabit-encoder, and the
+    @champion alias when it is the best version on dev (the promotion rule of `parabit promote`)."""
+    from parabit.baselines import build_baseline
+    from parabit.evaluation import EvaluationSuite
+    from parabit.quality import QualityPlan, Row, beats
+    from parabit.tracking import tags
+    from parabit.tracking.registry import promote_champion
+
+    plan = load(QualityPlan, project_path(config_path), overrides)
+    started = time.perf_counter()
+    build_data(plan)
+    result = train_recipe(plan, plan.champion, tags={tags.KIND: "champion"})
+    click.echo(result.report.table())
+    sif = Row.of("glove-sif", EvaluationSuite.standard()(build_baseline("glove-sif").encode))
+    wins = beats(Row.of("champion", result.report), sif)
+    click.echo("\nagainst GloVe-SIF: " + ", ".join(f"{name} {'above' if won else 'NOT above'}"
+                                                    for name, won in wins.items()))
+    click.echo(promote_champion(plan.recipe_config(plan.champion).tracking.register_as))
+    click.echo(f"model: {result.model_uri}  (MLflow run {result.mlflow_run_id}; "
+               f"{time.perf_counter() - started:.0f} s in all)")
+    return 0
