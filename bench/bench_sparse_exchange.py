@@ -29,6 +29,7 @@ Memory: ~8 GiB per worker at 2M words (table and RowSparseAdam's moments).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 import sys
@@ -129,7 +130,8 @@ def worker(rank: int, port: int, args: argparse.Namespace, data_path: str, out: 
                     subjects[vocab].use_batch(batch)
                     results["by_batch"][vocab, batch] = subjects[vocab].steps(3)["bytes"]
                 subjects[vocab].use_batch(BATCH)
-        del subjects
+        del subjects, subject  # the tables go before the next phase's are made (the loop variable holds one too)
+        gc.collect()
     for vocab in (v for v in args.sizes if v > DENSE_LIMIT):  # the dense exchange's all-reduce alone
         grad = torch.zeros(vocab, args.dim)
         times = []

@@ -139,7 +139,7 @@ def main() -> None:
     ]
     if two is not None:
         two_steady = median([h["pairs_per_second"] for h in two.history[1:]])
-        rows.append(["ray train, 2 workers × 0.5 CPU (DDP, gloo)", f"{two_steady:,.0f}",
+        rows.append(["ray train, 2 workers × 0.5 CPU (sparse-row exchange, gloo)", f"{two_steady:,.0f}",
                      f"{two_steady / plain_steady:.2f}", f"{two.history[0]['startup_seconds']:.1f}",
                      f"{two.seconds['train']:.1f}"])
     body = f"""## Ray Train overhead and data-parallel scaling (`bench/bench_train_overhead.py`)

@@ -19,6 +19,8 @@ import socket
 
 import ray
 
+from parabit.output import library_log_level, worker_env
+
 log = logging.getLogger(__name__)
 
 LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
@@ -49,7 +51,9 @@ def init_ray(num_cpus: int | None = None) -> None:
         ray.init()
         return
     dashboard_port = _free_local_port()
-    env_vars = torch_env() | {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    env_vars = torch_env() | worker_env() | {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    # Ray Train's print patch sends a worker's print to both its stdout and its logger: every line came twice.
+    env_vars["RAY_TRAIN_ENABLE_PRINT_PATCH"] = "0"
     env_vars["RAY_API_SERVER_ADDRESS"] = f"http://127.0.0.1:{dashboard_port}"
     # address="local": always a new local Ray, never one named by a stale /tmp/ray/ray_current_cluster file.
     ray.init(
@@ -61,6 +65,7 @@ def init_ray(num_cpus: int | None = None) -> None:
         object_store_memory=LOCAL_OBJECT_STORE_BYTES,
         runtime_env={"env_vars": env_vars},
         log_to_driver=True,
+        logging_level=library_log_level(),
     )
 
 

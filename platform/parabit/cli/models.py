@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from parabit.cli.options import configure_output
+from parabit.output import configure_output
 
 
 @click.command()

@@ -4,8 +4,6 @@ errors that count as the user's mistakes, and how much a command prints."""
 from __future__ import annotations
 
 import functools
-import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ import click
 
 from parabit.config import ConfigError, apply_override, from_dict, load_config, parse_overrides
 from parabit.data.errors import DataFormatError
+from parabit.output import configure_output
 from parabit.paths import DataNotFoundError, ProjectNotFoundError
 from parabit.runlock import RunInUse
 
@@ -21,23 +20,9 @@ from parabit.runlock import RunInUse
 # config from): one line, exit code 2.
 USER_ERRORS = (ConfigError, DataFormatError, DataNotFoundError, ProjectNotFoundError, RunInUse)
 
-VERBOSE_ENV = "PARABIT_VERBOSE"
-
-
 def one_line(text: str) -> str:
     """``text`` on one line (YAML and Ray messages span several)."""
     return " ".join(text.split())
-
-
-def configure_output(verbose: bool) -> None:
-    """parabit's own progress at INFO; Ray's and MLflow's logs at WARNING unless ``verbose`` (then everything at
-    INFO, Ray's worker logs included). Ray reads ``PARABIT_VERBOSE`` when it starts (:mod:`parabit.ray_runtime`)."""
-    os.environ[VERBOSE_ENV] = "1" if verbose else "0"
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("parabit").setLevel(logging.INFO)
-    for noisy in ("ray", "mlflow", "alembic", "urllib3", "filelock", "py.warnings"):
-        logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
 def common_options(command: Callable) -> Callable:

@@ -27,7 +27,6 @@ Outputs (``outputs/bildrl/data/<stage>/data/*.parquet`` with ``rejects/`` and ``
 
 from __future__ import annotations
 
-import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,11 +40,10 @@ from parabit.data.definitions import Synset, WolfLemma, read_wolf, read_wordnet_
 from parabit.data.dictionaries import DictionaryEntry, read_muse
 from parabit.dictionary.config import DIRECTIONS, DictionaryBuildConfig, foreign_language
 from parabit.dictionary.space import BilingualSpace
+from parabit.output import progress
 from parabit.pipeline.config import fingerprint
 from parabit.pipeline.stage import DATA, REJECTS, StageOutput, run_stage, write_rejects
 from parabit.translate import ApertiumTranslator, Translator
-
-log = logging.getLogger(__name__)
 
 ENTRY_COLUMNS = ("row_id", "source", "line", "word", "word_lang", "definition", "def_lang", "synset_id", "split")
 PARAPHRASE_COLUMNS = ("row_id", "source", "line", "synset_id", "text_en", "text_foreign", "lang", "label", "split",
@@ -209,7 +207,7 @@ def translate_definitions(workdir: Path, synsets: list[Synset], translator: Tran
     """Translate every distinct WordNet definition once, in batches of ``batch``; failures become rejects."""
     definitions = list(dict.fromkeys(s.definition for s in synsets))
     english, spanish, failed = [], [], []
-    for start in range(0, len(definitions), batch):
+    for start in progress(range(0, len(definitions), batch), "translating definitions", unit="batch"):
         chunk = definitions[start:start + batch]
         result = translator.translate(chunk, "en", "es")
         for offset, (text, translation, error) in enumerate(zip(chunk, result.translations, result.errors)):
@@ -217,7 +215,6 @@ def translate_definitions(workdir: Path, synsets: list[Synset], translator: Tran
                 failed.append((start + offset + 1, f"translation failed: {error or 'empty output'}", text))
             else:
                 english.append((start + offset + 1, text, translation.strip()))
-        log.info("translated %d/%d definitions", min(start + batch, len(definitions)), len(definitions))
     (workdir / DATA).mkdir(parents=True)
     pq.write_table(pa.table({
         "row_id": pa.array([r[0] for r in english], pa.int64()), "source": ["wordnet30"] * len(english),

@@ -104,7 +104,7 @@ class PipelineRun:
         """Run stage ``name`` exactly once. ``settings`` (its config section) and the upstream stages' fingerprints
         decide whether an existing output is still valid; ``compute(workdir)`` writes it and returns its rows in."""
         stage_fingerprint = fingerprint(name, settings, *(stage.fingerprint for stage in upstream))
-        log.info("stage %s: starting", name)
+        log.debug("stage %s: starting", name)
         output = run_stage(self.root, name, stage_fingerprint, compute)
         self.stages[name] = output
         self.tracker.log_metrics({f"{name}.rows_in": output.rows_in, f"{name}.rows_out": output.rows_out,

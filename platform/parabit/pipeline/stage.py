@@ -31,6 +31,8 @@ import pyarrow.parquet as pq
 import ray
 from ray.data.expressions import col
 
+from parabit.output import elapsed
+
 log = logging.getLogger(__name__)
 
 MANIFEST = "_MANIFEST.json"
@@ -140,7 +142,8 @@ def run_stage(root: Path, name: str, fingerprint: str, compute: Callable[[Path],
     workdir = root / f".{name}.tmp-{uuid.uuid4().hex[:8]}"
     workdir.mkdir()
     started = time.perf_counter()
-    rows_in = compute(workdir)
+    with elapsed(f"stage {name}"):
+        rows_in = compute(workdir)
     data_ids = read_parquet_dir(workdir / DATA, ["row_id"]).column("row_id")
     rejects = read_parquet_dir(workdir / REJECTS, ["row_id", "reason"])
     _check_conservation(name, rows_in, data_ids, rejects)

@@ -22,13 +22,15 @@ from pathlib import Path
 import ray
 import torch
 from mlflow.tracking import MlflowClient
-from ray.train import Checkpoint, CheckpointConfig, FailureConfig, RunConfig
+from ray.data import DataContext
+from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
 
 from parabit.config import ConfigError, to_dict
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationReport
+from parabit.output import StepTimes, is_verbose, library_log_level
 from parabit.paths import output_root
 from parabit.ray_runtime import available_cpus, init_ray
 from parabit.runlock import exclusive_run
@@ -157,6 +159,10 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
     Shared by :func:`run_training` and the Tune trial trainable, so every run trains, resumes and retries alike."""
     config = recipe.config
     directory = run_directory(config)
+    if not is_verbose():
+        # The epoch lines are a run's progress; Ray Data's bars for splitting the pairs among workers say nothing.
+        # (A dataset keeps the context it was created with.)
+        DataContext.get_current().use_ray_tqdm = False
     datasets = recipe.datasets(prepared)
     return TorchTrainer(
         train_loop_per_worker,
@@ -181,6 +187,7 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
             failure_config=FailureConfig(max_failures=config.max_failures),
             checkpoint_config=CheckpointConfig(num_to_keep=2),
             callbacks=list(callbacks),
+            logging_config=LoggingConfig(log_level=logging.getLevelName(library_log_level())),
         ),
         datasets=datasets,
     )
@@ -231,38 +238,31 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
 
 def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) -> TrainingResult:
     config = recipe.config
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    init_ray()
-    seconds["ray_init"] = time.perf_counter() - started
-
-    mark = time.perf_counter()
-    prepared = recipe.prepare()
-    seconds["prepare_data"] = time.perf_counter() - mark
+    times = StepTimes()
+    with times.step("ray_init"):
+        init_ray()
+    with times.step("prepare_data"):
+        prepared = recipe.prepare()
     print(f"[{config.name}] {recipe.describe(prepared)}", flush=True)
     check_resources(config)
 
     tracker = open_tracker(config, parent_run_id=parent_run_id, tags={**recipe.tags(), **(tags or {})})
     with tracker.closing():
         log_prepared_data(tracker, recipe, prepared)
-        mark = time.perf_counter()
-        checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker))
-        seconds["train"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
-        seconds["evaluate"] = time.perf_counter() - mark
+        with times.step("train", show_elapsed=False):  # the workers print each epoch
+            checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker))
+        with times.step("evaluate"):
+            evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
         tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
         log_report(tracker, evaluation.report, title=config.name)
         for name, payload in evaluation.artifacts.items():
             tracker.log_dict(payload, name)
 
-        mark = time.perf_counter()
         model_uri = None
-        if evaluation.embedder is not None and config.tracking.register_as:
-            model_uri = register_model(config, tracker, evaluation.embedder)
-        seconds["register"] = time.perf_counter() - mark
-        seconds["total"] = time.perf_counter() - started
+        with times.step("register"):
+            if evaluation.embedder is not None and config.tracking.register_as:
+                model_uri = register_model(config, tracker, evaluation.embedder)
+        seconds = times.with_total()
         tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,

@@ -19,6 +19,7 @@ import ray.train
 import ray.train.torch
 import torch
 
+from parabit.output import configure_worker_output
 from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
 from parabit.training.batches import epoch_generator, load_shard, shuffled_batches, steps_per_epoch
@@ -37,6 +38,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
     """Ray Train entry point. ``loop_config``: ``recipe`` (the :class:`Recipe` class), ``config`` (its config as plain
     values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint folder), ``mlflow_run_id``,
     ``tracking_uri`` and ``submitted_at``."""
+    configure_worker_output()
     recipe: Recipe = loop_config["recipe"].from_dict(loop_config["config"])
     config = recipe.config
     prepared = recipe.load_prepared(Path(loop_config["prepared_dir"]))
