@@ -13,7 +13,7 @@ from parabit.cli.options import common_options, config_path, load
 from parabit.paths import project_path
 
 
-@click.command()
+@click.command(short_help="Back-translated paraphrase pairs (resumable).")
 @config_path(help_text="YAML with PipelineConfig fields (jobs/configs/backtranslate_*.yaml)")
 @common_options
 def backtranslate(config_path: str, overrides: dict) -> int:
@@ -29,7 +29,7 @@ def backtranslate(config_path: str, overrides: dict) -> int:
     return 0
 
 
-@click.command()
+@click.command(short_help="Phrase pairs and pivot paraphrases (resumable).")
 @config_path(help_text="YAML with PhrasesConfig fields (jobs/configs/phrases_en_es.yaml)")
 @common_options
 def phrases(config_path: str, overrides: dict) -> int:
@@ -46,7 +46,7 @@ def phrases(config_path: str, overrides: dict) -> int:
     return 0
 
 
-@click.command("main")
+@click.command("main", short_help="The main job: bitext to registered model.")
 @click.option("--pipeline-config", default="jobs/configs/backtranslate_slice.yaml", show_default=True, metavar="PATH",
               help="the back-translation pipeline's config (the default: in the project folder)")
 @click.option("--train-config", default="jobs/configs/main.yaml", show_default=True, metavar="PATH",
@@ -82,7 +82,7 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     return 0
 
 
-@click.command()
+@click.command(short_help="Reproduce the seed papers' tables (resumable).")
 @config_path(default="jobs/configs/elgohary.yaml", help_text="YAML with ReproductionConfig fields (the default: in the "
              "project folder)")
 @common_options

@@ -33,7 +33,7 @@ def train_recipe(plan, recipe: str, tags: dict | None = None):
     return run_training(recipe_for(plan.recipe_config(recipe)), tags=tags)
 
 
-@click.command()
+@click.command(short_help="Each quality recipe vs its untrained start.")
 @config_path(default=PLAN, help_text="the quality plan (data pipelines, recipes, champion)")
 @click.option("--recipe", "only", multiple=True, help="run only these recipes of the plan (repeatable)")
 @common_options
@@ -78,7 +78,7 @@ def quality(config_path: str, only: tuple[str, ...], overrides: dict) -> int:
     return 0
 
 
-@click.command()
+@click.command(short_help="Re-create models:/parabit-encoder@champion from scratch.")
 @config_path(default=PLAN, help_text="the quality plan whose champion recipe to train")
 @common_options
 def champion(config_path: str, overrides: dict) -> int:

@@ -27,33 +27,40 @@ from parabit.training.optimizers import build_optimizers
 DIM, BATCH, STEPS, LENGTH = 16, 8, 6, 7
 WORLD = 2
 
-# name: (vocabulary, sparse tables, a dense weight beside them, learned per-word weights: a second sparse table)
+# name: (vocabulary, sparse tables, a dense weight beside them, learned per-word weights: a second sparse table,
+#        the dense weight used by the first half of each batch only: one worker has no gradient for it)
 SCENARIOS = {
-    "sparse table": (400, True, False, False),
-    "sparse tables and a dense weight": (400, True, True, True),
-    "dense table (the baseline exchange)": (400, False, True, False),
+    "sparse table": (400, True, False, False, False),
+    "sparse tables and a dense weight": (400, True, True, True, False),
+    "a dense weight only one worker's batch reaches": (400, True, True, False, True),
+    "dense table (the baseline exchange)": (400, False, True, False, False),
 }
 
 
 class PairModel(nn.Module):
-    """AVG (optionally SIF-style learned word weights) and an optional dense projection of the first side."""
+    """AVG (optionally SIF-style learned word weights) and an optional dense projection of the first side, applied to
+    every pair, or only to the pairs flagged ``projected`` (then a worker whose pairs have none has no gradient for
+    it)."""
 
-    def __init__(self, vocab: int, sparse: bool, dense: bool, learn_weights: bool):
+    def __init__(self, vocab: int, sparse: bool, dense: bool, learn_weights: bool, partial: bool):
         super().__init__()
         self.encoder = AvgEncoder(vocab, DIM, sparse=sparse, weighted=learn_weights, learn_weights=learn_weights)
         self.project = nn.Linear(DIM, DIM) if dense else None
+        self.partial = partial
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         a = self.encoder(batch["ids_a"], batch["len_a"])
         b = self.encoder(batch["ids_b"], batch["len_b"])
-        if self.project is not None:
+        if self.project is not None and not self.partial:
             a = self.project(a)
+        elif self.project is not None and batch["projected"].any():
+            a = torch.where(batch["projected"].unsqueeze(1), self.project(a), a)
         return (1 - F.cosine_similarity(a, b)).mean()  # one term per example
 
 
 def batches(vocab: int) -> list[dict[str, torch.Tensor]]:
     """STEPS batches of BATCH pairs; the first half's words come from ids 1..30, the second half's from the whole
-    vocabulary, so the two workers' halves touch very different numbers of rows."""
+    vocabulary, so the two workers' halves touch very different numbers of rows; the first half is ``projected``."""
     generator = torch.Generator().manual_seed(7)
     out = []
     for _ in range(STEPS):
@@ -63,6 +70,7 @@ def batches(vocab: int) -> list[dict[str, torch.Tensor]]:
             wide = torch.randint(1, vocab, (BATCH // 2, LENGTH), generator=generator)
             batch[f"ids_{side}"] = torch.cat([narrow, wide])
             batch[f"len_{side}"] = torch.randint(2, LENGTH + 1, (BATCH,), generator=generator)
+        batch["projected"] = torch.arange(BATCH) < BATCH // 2
         out.append(batch)
     return out
 
@@ -70,9 +78,9 @@ def batches(vocab: int) -> list[dict[str, torch.Tensor]]:
 def train(scenario: str, rank: int = 0, world: int = 1) -> tuple[dict[str, torch.Tensor], list[int]]:
     """Train the scenario's model for STEPS steps on this rank's share of every batch; its final parameters and the
     bytes each step exchanged."""
-    vocab, sparse, dense, learn_weights = SCENARIOS[scenario]
     torch.manual_seed(0)
-    model = PairModel(vocab, sparse, dense, learn_weights)
+    model = PairModel(*SCENARIOS[scenario])
+    vocab = SCENARIOS[scenario][0]
     optimizers = build_optimizers(model, OptimConfig(name="adam", lr=0.05, batch_size=BATCH))
     exchange = GradientExchange(model)
     share = BATCH // world

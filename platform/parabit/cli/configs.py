@@ -27,7 +27,7 @@ def config_class(kind: str) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-@click.group()
+@click.group(short_help="Config files: JSON Schema, and checking them.")
 def config() -> None:
     """Config files: their JSON Schema, and checking them."""
 

@@ -7,7 +7,7 @@ import click
 from parabit.cli.options import common_options, config_path, load
 
 
-@click.command("translate-sick")
+@click.command("translate-sick", short_help="Translate SICK with the pipeline's translator, once.")
 @config_path(required=False, help_text="YAML with SICKTranslationConfig fields (default: SICK into Spanish with "
                                        "Apertium)")
 @common_options
@@ -32,7 +32,7 @@ def translate_sick(config_path: str | None, overrides: dict) -> int:
     return 0
 
 
-@click.command("build-dictionaries")
+@click.command("build-dictionaries", short_help="Build the BilDRL dictionaries and paraphrase set.")
 @config_path(required=False, help_text="YAML with DictionaryBuildConfig fields (default: the defaults)")
 @click.option("--directions", multiple=True, type=click.Choice(["fr-en", "en-es", "es-en"]),
               help="directions to build (repeatable; default: all three)")

@@ -12,7 +12,7 @@ import click
 from parabit.output import configure_output
 
 
-@click.command()
+@click.command(short_help="Point @champion at the best version on dev data.")
 @click.option("--name", default="parabit-encoder", show_default=True, help="the registered model")
 @click.option("--version", default=None, help="promote this version (default: the best by the promotion rule)")
 @click.option("--dry-run", is_flag=True, help="say what would be promoted, change nothing")
@@ -20,9 +20,9 @@ from parabit.output import configure_output
 def promote(name: str, version: str | None, dry_run: bool, verbose: bool) -> int:
     """Point models:/NAME@champion at the best version on dev data.
 
-    The rule: every registered version carries its dev score (the mean of STS 2012-train and SICK trial Pearson r,
-    measured when it was registered; never a test set). The version with the highest dev score is the champion.
-    --version overrides the rule."""
+    The rule: every registered version carries its dev score (the mean of the STS 2012-train and the SICK
+    train+trial Pearson r, measured when it was registered; never a test set). The version with the highest dev
+    score is the champion. --version overrides the rule."""
     from parabit.tracking.registry import promote_champion
 
     configure_output(verbose)
@@ -31,7 +31,7 @@ def promote(name: str, version: str | None, dry_run: bool, verbose: bool) -> int
     return 0
 
 
-@click.command()
+@click.command(short_help="Serve a registered model over HTTP.")
 @click.option("--model-uri", default="models:/parabit-encoder@champion", show_default=True,
               help="the model to serve")
 @click.option("--host", default="127.0.0.1", show_default=True,

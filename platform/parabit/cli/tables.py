@@ -7,7 +7,7 @@ import click
 from parabit.cli.options import common_options, config_path
 
 
-@click.command()
+@click.command(short_help="Print a seed paper's tables from finished MLflow runs.")
 @click.argument("paper", type=click.Choice(["bao", "bildrl"]))
 @click.option("--no-bli", is_flag=True, help="bildrl: skip the target spaces' BLI and the untrained reference row")
 @common_options
@@ -32,7 +32,7 @@ def tables(paper: str, no_bli: bool, overrides: dict) -> int:
     return 0
 
 
-@click.command("bildrl-retrieval")
+@click.command("bildrl-retrieval", short_help="BilDRL retrieval on training definitions (seen words).")
 @config_path(help_text="the BilDRL run's config (jobs/configs/bildrl/*.yaml)")
 @click.option("--rows", type=click.IntRange(min=1), default=2000, show_default=True,
               help="how many training definitions of the first direction to score")

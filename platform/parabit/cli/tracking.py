@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 
-@click.command()
+@click.command(short_help="Replay MLflow calls saved while the store was down.")
 @click.argument("spools", nargs=-1, required=True, metavar="SPOOL.json...")
 def replay(spools: tuple[str, ...]) -> int:
     """Replay MLflow calls that a run saved under outputs/mlflow-spool/ while the tracking store was down."""

@@ -36,7 +36,7 @@ def _print_result(result) -> None:
         click.echo(f"[{result.name}] model: {result.model_uri}")
 
 
-@click.command()
+@click.command(short_help="Train from YAML configs; evaluate, log, register.")
 @config_path(multiple=True, help_text="a training config (any recipe: pairs, siamese, bildrl; see jobs/configs/); "
                                       "repeat to train several, one after another")
 @click.option("--vary", multiple=True, metavar="KEY=V1,V2",
@@ -75,7 +75,7 @@ def train(config_paths: tuple[str, ...], vary: tuple[str, ...], suffix: str, ove
     return 1 if failed else 0
 
 
-@click.command()
+@click.command(short_help="Run or resume a Tune sweep (best as @candidate).")
 @click.option("--space", required=True, metavar="PATH", help="search space YAML (see tuning/spaces/)")
 @click.option("--name", default=None, help="sweep name (default: the space's name); the same name resumes")
 @click.option("--num-samples", type=click.IntRange(min=1), default=None,
@@ -100,7 +100,7 @@ def sweep(space: str, name: str | None, num_samples: int | None, overrides: dict
     return 0
 
 
-@click.command()
+@click.command(short_help="Score an encoder or a baseline on STS, SICK and MSRP.")
 @click.option("--encoder", default="glove-mean", show_default=True,
               help="a built-in baseline encoder (parabit.baselines.BASELINES), when no --model-uri is given")
 @click.option("--model-uri", default=None, help="an MLflow pyfunc embedding model, e.g. models:/parabit-encoder@champion")

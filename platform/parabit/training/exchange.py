@@ -13,7 +13,7 @@ has: a worker whose batch gave a parameter no gradient (a word table its shard n
 did not take) still takes part with zeros or no rows, so every worker issues the same collectives in the same order
 (a mismatch would hang, or pair the wrong tensors). A parameter no worker has a gradient for keeps ``grad=None``,
 as it would with one worker. Collectives per step: that all-gather, one all-reduce per flat dtype bucket (plus one
-per large dense gradient), and two all-gathers (row ids; rows of every sparse parameter, one flat buffer) per dtype.
+per large dense gradient), and one all-gather per dtype of sparse parameters (their row ids and rows in one buffer).
 
 With one worker nothing is exchanged. :attr:`GradientExchange.bytes_last_step` counts the payload the last step
 moved per worker: the all-reduced buffers and the all-gathered ones as each worker receives them (its own part
@@ -115,8 +115,9 @@ class GradientExchange:
                 offset += size
 
     def _all_gather_rows(self, parameters: list[nn.Parameter], rows: list[list[int]]) -> None:
-        """Exchange the touched rows of ``parameters`` (row-sparse, one dtype): one all-gather of every parameter's
-        row ids, one of their rows (flattened), each worker's part padded to the longest worker's per parameter."""
+        """Exchange the touched rows of ``parameters`` (row-sparse, one dtype) in one all-gather: a flat buffer of that
+        dtype holding every parameter's row ids (their int64 bits, reinterpreted, not converted) and then their rows,
+        each worker's part padded to the longest worker's per parameter."""
         longest = [max(counts) for counts in rows]
         if not any(longest):  # nobody touched a row: nothing to send, every gradient is empty
             for parameter in parameters:
@@ -124,8 +125,10 @@ class GradientExchange:
             return
         device, dtype = parameters[0].device, parameters[0].dtype
         widths = [_row_width(p) for p in parameters]
-        ids = torch.zeros(sum(longest), dtype=torch.int64, device=device)
-        values = torch.zeros(sum(n * w for n, w in zip(longest, widths)), dtype=dtype, device=device)
+        id_words = torch.empty((), dtype=torch.int64).element_size() // torch.empty((), dtype=dtype).element_size()
+        id_length = sum(longest) * id_words
+        buffer = torch.zeros(id_length + sum(n * w for n, w in zip(longest, widths)), dtype=dtype, device=device)
+        ids, values = buffer[:id_length].view(torch.int64), buffer[id_length:]
         id_offset = value_offset = 0
         for parameter, n, width in zip(parameters, longest, widths):
             grad = parameter.grad
@@ -135,11 +138,11 @@ class GradientExchange:
                 values[value_offset:value_offset + count * width] = grad.values().reshape(-1)
             id_offset += n
             value_offset += n * width
-        every_ids = [torch.empty_like(ids) for _ in range(self.world)]
-        every_values = [torch.empty_like(values) for _ in range(self.world)]
-        dist.all_gather(every_ids, ids, group=self.group)
-        dist.all_gather(every_values, values, group=self.group)
-        self.bytes_last_step += self.world * (ids.numel() * ids.element_size() + values.numel() * values.element_size())
+        every = [torch.empty_like(buffer) for _ in range(self.world)]
+        dist.all_gather(every, buffer, group=self.group)
+        self.bytes_last_step += self.world * buffer.numel() * buffer.element_size()
+        every_ids = [worker[:id_length].view(torch.int64) for worker in every]
+        every_values = [worker[id_length:] for worker in every]
 
         id_offset = value_offset = 0
         for parameter, n, width, counts in zip(parameters, longest, widths, rows):
