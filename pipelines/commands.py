@@ -82,24 +82,31 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     return 0
 
 
-@click.command(short_help="Reproduce the seed papers' tables (resumable).")
-@config_path(default="jobs/configs/elgohary.yaml", help_text="YAML with ReproductionConfig fields (the default: in the "
-             "project folder)")
+@click.command(short_help="Reproduce the seed papers' tables and findings (resumable).")
+@config_path(default="jobs/configs/reproduction.yaml", help_text="YAML with ReproduceConfig fields (the default: in "
+             "the project folder)")
+@click.option("--seed-paper", "papers", multiple=True, metavar="NAME",
+              help="only this paper (bao, elgohary, wieting, bildrl; repeatable); the document keeps the others' "
+                   "latest parts")
+@click.option("--repeats", type=click.IntRange(min=1), default=None, help="training seeds per compared group")
+@click.option("--quick", is_flag=True, help="small slices, 1 epoch, each paper's first finding only (a smoke run)")
 @common_options
-def reproduce(config_path: str, overrides: dict) -> int:
-    """Reproduce Elgohary & Carpuat (2017) Table 3 (and Tables 4–6): build the phrase data, train every cell as
-    MLflow runs (a finished cell is skipped on re-run), print the paper's numbers beside parabit's."""
-    from parabit.elgohary.config import ReproductionConfig, phrase_data_paths
-    from parabit.elgohary.reproduce import run_reproduction
+def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, quick: bool, overrides: dict) -> int:
+    """Reproduce the four seed papers at full shipped scale: every table cell a resumable MLflow run (a finished
+    cell is skipped on re-run), every headline finding a verdict over several training seeds, and
+    docs/reproduction.md (with figures in docs/reproduction/) written from the runs."""
+    from parabit.reproduction.config import ReproduceConfig
+    from parabit.reproduction.reproduce import reproduce as run_reproduction
+    from parabit.tracking.lineage import command_line
+    from pipelines import backtranslate as backtranslate_pipeline
     from pipelines import phrases as phrase_pipeline
 
-    config = load(ReproductionConfig, _shipped(config_path), overrides)
-    phrase_config = config.phrases()
-    if config.needs_phrases:
-        phrase_pipeline.run(phrase_config)
-    for title, table in run_reproduction(config, phrase_data_paths(phrase_config)).items():
-        click.echo(f"\n### {title}\n\n{table}")
-    click.echo(f"\ntables: {config.output_path / 'tables.md'}  (MLflow experiment {config.experiment})")
+    overrides = {**overrides, **({"papers": list(papers)} if papers else {}),
+                 **({"repeats": repeats} if repeats else {}), **({"quick": True} if quick else {})}
+    config = load(ReproduceConfig, _shipped(config_path), overrides)
+    document = run_reproduction(config, {"backtranslate": backtranslate_pipeline.run, "phrases": phrase_pipeline.run},
+                                command=command_line())
+    click.echo(f"document: {document}  (MLflow experiment {config.experiment})")
     return 0
 
 

@@ -14,15 +14,24 @@ from parabit.paths import project_path
 PLAN = "jobs/configs/quality/plan.yaml"
 
 
-def build_data(plan) -> None:
-    """Run (or reuse) every back-translation pipeline the plan's recipes read."""
+def build_data(plan, recipes: list[str]) -> None:
+    """Run (or reuse) every pipeline of the plan that these recipes read."""
+    from parabit.phrases import PhrasesConfig
     from parabit.pipeline import PipelineConfig
-    from pipelines import backtranslate
+    from pipelines import backtranslate, phrases
 
-    for path in plan.data:
+    needed = plan.pipelines_read(recipes)
+    for step in plan.data:
+        pipeline, config_class = {"backtranslate": (backtranslate, PipelineConfig),
+                                  "phrases": (phrases, PhrasesConfig)}[step.pipeline]
+        config = load(config_class, project_path(step.config), {})
+        if config.name not in needed:
+            continue
         started = time.perf_counter()
-        result = backtranslate.run(load(PipelineConfig, project_path(path), {}))
-        click.echo(f"[data] {path}: {result.stages['select'].rows_out} pairs ({time.perf_counter() - started:.0f} s)")
+        result = pipeline.run(config)
+        last = list(result.stages.values())[-1]
+        click.echo(f"[data] {step.config}: {last.rows_out} rows out of its last stage "
+                   f"({time.perf_counter() - started:.0f} s)")
 
 
 def train_recipe(plan, recipe: str, tags: dict | None = None):
@@ -52,11 +61,12 @@ def quality(config_path: str, only: tuple[str, ...], overrides: dict) -> int:
     unknown = sorted(set(only) - set(plan.recipes))
     if unknown:
         raise ConfigError(f"--recipe {unknown}: the plan's recipes are {sorted(plan.recipes)}")
-    build_data(plan)
+    recipes = list(only or plan.recipes)
+    build_data(plan, recipes)
     baselines = [Row.of(name, EvaluationSuite.standard()(build_baseline(name).encode),
                         f"`parabit evaluate --encoder {name}`") for name in ("glove-mean", "glove-sif")]
     rows = []
-    for recipe in only or plan.recipes:
+    for recipe in recipes:
         result = train_recipe(plan, recipe, tags={tags.KIND: "quality"})
         config = plan.recipe_config(recipe)
         suite = EvaluationSuite.standard(config.evaluation if hasattr(config, "evaluation") else None)
@@ -92,7 +102,7 @@ def champion(config_path: str, overrides: dict) -> int:
 
     plan = load(QualityPlan, project_path(config_path), overrides)
     started = time.perf_counter()
-    build_data(plan)
+    build_data(plan, [plan.champion])
     result = train_recipe(plan, plan.champion, tags={tags.KIND: "champion"})
     click.echo(result.report.table())
     sif = Row.of("glove-sif", EvaluationSuite.standard()(build_baseline("glove-sif").encode))

@@ -69,27 +69,43 @@ def tiny_marian_dir(tmp_path_factory):
     return build_tiny_marian(pairs, tmp_path_factory.mktemp("tiny-marian") / "opus-mt-es-en")
 
 
+@pytest.fixture(scope="session")
+def tatoeba_heldout(tatoeba_slice):
+    """1,000 real Tatoeba en-es pairs that the slice does not hold (other lines, and no sentence of the slice on
+    either side): what a model trained on the slice is tested on."""
+    table = pq.read_table(tatoeba_slice)
+    seen = set(table["text_a"].to_pylist()) | set(table["text_b"].to_pylist())
+    pairs = [p for p in read_tatoeba(lang="es")[12::25] if p.en not in seen and p.foreign not in seen]
+    return pairs[:1000]
+
+
+def pairs_config(name: str, pairs_path, outputs, **changes) -> PairsConfig:
+    """A fast AVG + J_bi config on the slice; ``changes`` as ``section__field=value`` or ``section=value``."""
+    config = PairsConfig(
+        name=name,
+        data=DataConfig(condition="pairs_parquet", path=str(pairs_path), max_tokens=30),
+        model=ModelConfig(encoder="avg", dim=64),
+        objective=ObjectiveConfig(name="jbi", negatives=2),
+        optim=OptimConfig(lr=0.005, batch_size=50, epochs=2),
+        scaling=ScalingConfig(num_workers=1, cpus_per_worker=1.0),
+        evaluation=EvaluationConfig(sts_years=(2016,), sick=False, msrp=False),
+        storage_path=str(outputs / "ray_results"),
+    )
+    for key, value in changes.items():
+        section, _, field = key.partition("__")
+        if field:
+            setattr(getattr(config, section), field, value)
+        else:
+            setattr(config, section, value)
+    return config
+
+
 @pytest.fixture
 def small_config(tatoeba_slice, outputs, request):
-    """A fast AVG + J_bi config on the slice; the run name is the test's name, so runs never collide."""
+    """A fast AVG + J_bi config on the slice (:func:`pairs_config`); the run name is the test's name, so runs never
+    collide."""
 
     def make(**changes) -> PairsConfig:
-        config = PairsConfig(
-            name=request.node.name.replace("[", "-").replace("]", ""),
-            data=DataConfig(condition="pairs_parquet", path=str(tatoeba_slice), max_tokens=30),
-            model=ModelConfig(encoder="avg", dim=64),
-            objective=ObjectiveConfig(name="jbi", negatives=2),
-            optim=OptimConfig(lr=0.005, batch_size=50, epochs=2),
-            scaling=ScalingConfig(num_workers=1, cpus_per_worker=1.0),
-            evaluation=EvaluationConfig(sts_years=(2016,), sick=False, msrp=False),
-            storage_path=str(outputs / "ray_results"),
-        )
-        for key, value in changes.items():
-            section, _, field = key.partition("__")
-            if field:
-                setattr(getattr(config, section), field, value)
-            else:
-                setattr(config, section, value)
-        return config
+        return pairs_config(request.node.name.replace("[", "-").replace("]", ""), tatoeba_slice, outputs, **changes)
 
     return make

@@ -78,3 +78,15 @@ def test_step_times_record_each_step_and_the_total():
     seconds = times.with_total()
     assert seconds["prepare"] >= 0.05
     assert seconds["total"] >= seconds["prepare"]
+
+
+def test_a_log_record_during_a_long_step_starts_its_own_line(monkeypatch, capsys):
+    monkeypatch.setattr(output, "ELAPSED_AFTER_S", 0.2)
+    output.configure_output(verbose=False)
+    with output.elapsed("long step"):
+        time.sleep(0.5)
+        logging.getLogger("parabit.test").info("halfway there")
+        time.sleep(0.3)
+    lines = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert any(line.endswith("halfway there") for line in lines)
+    assert not any("running for" in line and "halfway" in line for line in lines)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable, Iterator
 
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 VERBOSE_ENV = "PARABIT_VERBOSE"
 
@@ -124,7 +125,8 @@ def elapsed(description: str) -> Iterator[None]:
     thread = threading.Thread(target=show, name=f"elapsed {description}", daemon=True)
     thread.start()
     try:
-        yield
+        with logging_redirect_tqdm():  # a log record mid-step goes on its own line, not onto the elapsed line
+            yield
     finally:
         done.set()
         thread.join()

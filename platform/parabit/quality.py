@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import yaml
@@ -21,6 +21,7 @@ from parabit.config import Config
 from parabit.elgohary.paper import paper_value
 from parabit.evaluation.report import EvaluationReport
 from parabit.paths import project_path
+from parabit.pipeline.select import PIPELINE_REFERENCE
 from parabit.recipes import load_run_config
 from parabit.training.config import RunConfig
 
@@ -41,13 +42,21 @@ class RecipeEntry(Config):
     about: str = ""
 
 
+class DataStep(Config):
+    """A pipeline run that recipes read (as ``pipeline:<its name>`` in their ``data.path``): which pipeline, and
+    its config file."""
+
+    pipeline: Literal["backtranslate", "phrases"] = "backtranslate"
+    config: str
+
+
 class QualityPlan(Config):
-    """What ``parabit quality`` runs: ``data`` (back-translation pipeline configs to run first), ``recipes`` (by
-    name: the run name is ``<plan name>-<recipe name>``), the ``champion`` recipe (what ``parabit champion`` trains
-    and promotes), and where the table goes."""
+    """What ``parabit quality`` runs: ``data`` (pipelines to run first, each only when a recipe being trained reads
+    it), ``recipes`` (by name: the run name is ``<plan name>-<recipe name>``), the ``champion`` recipe (what
+    ``parabit champion`` trains and promotes), and where the table goes."""
 
     name: str = Field("quality", pattern=r"^[^/\s]+$")
-    data: list[str] = Field(default_factory=list)
+    data: list[DataStep] = Field(default_factory=list)
     recipes: dict[str, RecipeEntry] = Field(min_length=1)
     champion: str
     document: str = "docs/quality.md"
@@ -68,6 +77,17 @@ class QualityPlan(Config):
     def recipe_config(self, recipe: str) -> RunConfig:
         entry = self.recipes[recipe]
         return load_run_config(project_path(entry.config), {**entry.set, "name": self.run_name(recipe)})
+
+    def pipelines_read(self, recipes: list[str]) -> set[str]:
+        """The names of the pipelines whose outputs these recipes train on."""
+        names = set()
+        for recipe in recipes:
+            data = getattr(self.recipe_config(recipe), "data", None)
+            for source in getattr(data, "all_sources", []):
+                raw = [source.path] if isinstance(source.path, str) else source.path or []
+                names |= {entry.removeprefix(PIPELINE_REFERENCE).partition("/")[0] for entry in raw
+                          if entry.startswith(PIPELINE_REFERENCE)}
+        return names
 
     def run_name(self, recipe: str) -> str:
         return self.recipes[recipe].set.get("name", f"{self.name}-{recipe}")

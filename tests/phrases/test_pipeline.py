@@ -46,6 +46,6 @@ def test_pipeline_builds_phrases_and_paraphrases_exactly_once(ray_session, tmp_p
     manifests = {name: (stage.path / MANIFEST).read_text() for name, stage in stages.items()}
     again = pipelines.phrases.run(config).stages
     assert {name: (stage.path / MANIFEST).read_text() for name, stage in again.items()} == manifests
-    assert load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(table.data))).lang_b == "es"
+    assert set(load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(table.data))).langs_b) == {"es"}
     assert len(load_text_pairs(DataConfig(condition="pivot_paraphrases", path=str(pivot.data))).text_a) == \
         pivot.rows_out

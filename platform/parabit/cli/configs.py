@@ -16,9 +16,11 @@ CONFIG_KINDS = {
     "phrases": "parabit.phrases.config:PhrasesConfig",
     "translate-sick": "parabit.pipeline.sick_translation:SICKTranslationConfig",
     "build-dictionaries": "parabit.dictionary.config:DictionaryBuildConfig",
+    "reproduce": "parabit.reproduction.config:ReproduceConfig",
     "reproduce-elgohary": "parabit.elgohary.config:ReproductionConfig",
     "evaluation": "parabit.evaluation.config:EvaluationConfig",
     "sweep-space": "parabit.tuning.space:SpaceFile",
+    "quality-plan": "parabit.quality:QualityPlan",
 }
 
 

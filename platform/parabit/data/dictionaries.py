@@ -111,6 +111,18 @@ def read_muse_test(src: str, tgt: str, kind: str = "all") -> list[DictionaryEntr
     return entries
 
 
+def read_muse_train(src: str, tgt: str) -> list[DictionaryEntry]:
+    """The full MUSE dictionary ``src``-``tgt`` without the source words of its 5000-6500 test dictionary (where one
+    is shipped: en-es, es-en; the other pairs are returned whole): what may be learned from without touching BLI's
+    test words."""
+    test_words: set[str] = set()
+    for first, second in ((src, tgt), (tgt, src)):
+        if (data_path("dictionaries", "muse", MUSE_TEST_DIR) / f"{first}-{second}.5000-6500.o.txt").exists():
+            entries = read_muse_test(first, second)
+            test_words |= {e.source_word if first == src else e.target_word for e in entries}
+    return [entry for entry in read_muse(src, tgt) if entry.source_word not in test_words]
+
+
 def read_wiktionary_bli(
     lang: str,
     split: str,

@@ -20,7 +20,9 @@ from parabit.training.config import RunConfig
 DIRECTIONS = ("fr-en", "en-es", "es-en")
 """``<word language>-<definition language>``: fr-en = French words defined in English (the issue's fr→en)."""
 
-Direction = Literal["fr-en", "en-es", "es-en"]
+Direction = Literal["fr-en", "en-es", "es-en", "en-en"]
+"""A run's directions: the bilingual ones, or ``en-en`` (English words defined in English, the monolingual
+dictionary of Chen et al.'s mono baselines; built by :mod:`parabit.bildrl.mono`, not by ``build-dictionaries``)."""
 
 MODELS = {"bow": "linear_bow", "cnn": "cnn", "gru": "gru", "att": "attentive_gru"}
 """The paper's model names (Table 3's rows) → the registered encoders (:data:`parabit.encoders.ENCODERS`)."""
@@ -94,7 +96,9 @@ class BilDRLConfig(RunConfig):
     """One BilDRL run (recipe ``bildrl``): ``directions`` (one = single direction, two = multi-task with shared
     parameters; all of one space), the built ``data_dir`` (default ``outputs/bildrl/data``), the ``space`` of those
     directions (default: the build config's), ``max_train_rows`` per direction (a seeded sample; None = all), and the
-    paper's AMSGrad, lr 5e-4, batch 64. ``paraphrase``: also score bilingual paraphrase identification (en-es)."""
+    paper's AMSGrad, lr 5e-4, batch 64. ``paraphrase``: also score bilingual paraphrase identification (en-es).
+    ``evaluate_on``: further directions whose held-out words are retrieved at the end, with no training on them
+    (a mono baseline trained on ``en-en`` retrieves the ``es-en`` test words among the Spanish rows)."""
 
     section_defaults = {"optim": {"name": "adam", "lr": 5e-4, "batch_size": 64, "epochs": 5, "amsgrad": True},
                         "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
@@ -108,6 +112,7 @@ class BilDRLConfig(RunConfig):
     model: DictionaryModelConfig = Field(default_factory=DictionaryModelConfig)
     joint: JointConfig = Field(default_factory=JointConfig)
     paraphrase: bool = True
+    evaluate_on: tuple[Direction, ...] = ()
 
     @model_validator(mode="after")
     def _one_space(self):

@@ -59,9 +59,10 @@ def evaluate_retrieval(embedder: DefinitionEmbedder, test: pa.Table, direction: 
 
 
 def evaluate_run(embedder: DefinitionEmbedder, config: BilDRLConfig) -> dict[str, dict[str, float]]:
-    """Retrieval on each direction's held-out words, and (en-es runs) paraphrase identification."""
+    """Retrieval on each direction's held-out words (trained and ``evaluate_on``), and (en-es runs) paraphrase
+    identification."""
     scores = {}
-    for direction in config.directions:
+    for direction in dict.fromkeys(config.directions + config.evaluate_on):
         rows = read_direction(config.data_path, direction)
         scores[direction] = evaluate_retrieval(embedder, rows.filter(pc.equal(rows["split"], "test")), direction)
     if config.paraphrase and config.language == "es":

@@ -3,14 +3,13 @@ each cell (:func:`train_config`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, PositiveInt
 
 from parabit.config import Config, load_config
 from parabit.pairs.config import PairsConfig
-from parabit.paths import output_root, project_path
+from parabit.paths import project_path
 from parabit.phrases import PhrasesConfig
 
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
@@ -22,9 +21,13 @@ class ReproductionConfig(Config):
     dotted overrides (as ``--set``) for every run, J_bi runs and J_pa runs. The J_bi defaults are the best point of
     the ``tuning/spaces/jbi_elgohary.yaml`` sweep (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting
     et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
-    of training pairs (a seeded sample), so conditions differ in the kind of pairs, not their number.
+    of training pairs (a seeded sample; null: every pair of every condition, the paper's setting, where conditions
+    differ in size as they did there).
     ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
-    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at each of ``sizes`` pairs)."""
+    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at ``size_fractions`` of the whole phrase
+    table — the paper's 0.5M and 1M of 3M — and at the number of bilingual sentence pairs, the paper's equal-size
+    comparison with sentences). Each cell's run name, seed and MLflow experiment are set by the reproduction
+    (:mod:`parabit.elgohary.plan`)."""
 
     name: str = Field("elgohary", pattern=r"^[^/\s]+$")
     phrases_config: str = "jobs/configs/phrases_en_es.yaml"
@@ -43,13 +46,7 @@ class ReproductionConfig(Config):
         "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
         "objective.regularization": 0.0, "optim.batch_size": 100})
     analyses: tuple[Literal["undertrained", "memorisation", "sizes"], ...] = ("undertrained", "memorisation", "sizes")
-    sizes: tuple[PositiveInt, ...] = (5_000, 10_000)
-    experiment: str = "parabit-elgohary"
-    output_dir: str | None = None
-
-    @property
-    def output_path(self) -> Path:
-        return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "elgohary" / self.name
+    size_fractions: tuple[float, ...] = (1 / 6, 1 / 3)
 
     def phrases(self) -> PhrasesConfig:
         """The phrase pipeline's config, whose outputs are the phrase conditions' training data."""
@@ -67,12 +64,13 @@ def phrase_data_paths(phrases: PhrasesConfig) -> dict[str, str]:
 
 
 def train_config(config: ReproductionConfig, condition: str, objective: str, data_paths: dict[str, str],
-                 suffix: str = "", **data) -> PairsConfig:
-    """The training config of one cell: base YAML + common + objective overrides + condition (+ ``data`` fields)."""
+                 suffix: str = "", overrides: dict | None = None, **data) -> PairsConfig:
+    """The training config of one cell: base YAML + common + objective overrides + condition (+ ``data`` fields,
+    then any further dotted ``overrides``)."""
     overrides = {**config.common, **(config.jbi if objective == "jbi" else config.jpa),
                  "name": f"{config.name}-{condition}-{objective}{suffix}", "objective.name": objective,
                  "optim.epochs": config.epochs, "data.condition": condition, "data.max_pairs": config.max_pairs,
-                 "tracking.experiment": config.experiment}
+                 **(overrides or {})}
     if condition in data_paths:
         overrides["data.path"] = data_paths[condition]
     overrides.update({f"data.{key}": value for key, value in data.items()})

@@ -18,44 +18,27 @@ from parabit.text.tokenize import TokenizerName
 from parabit.training.config import RunConfig
 
 FILE_CONDITIONS = ("pairs_parquet", "bilingual_phrases", "pivot_paraphrases")  # need data.path
-BITEXT_SOURCES = ("tatoeba", "europarl")
+BITEXT_SOURCES = ("tatoeba", "europarl")  # the default; "newstest" is asked for by name
 
 
-class DataConfig(Config):
-    """Which training pairs, and how they become token ids.
+class PairSource(Config):
+    """One set of training pairs.
 
-    ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``), ``ppdb`` (PPDB lexical
-    paraphrase pairs, both sides English), ``pairs_parquet`` (a parquet file from a parabit pipeline with columns
-    ``text_a``, ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from
-    ``parabit phrases``: columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases:
-    columns ``phrase``, ``paraphrase``); ``path`` is the parquet file or folder.
-    ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs);
+    ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``: ``tatoeba``, ``europarl``,
+    ``newstest``, the WMT 2012 and 2013 test sets shipped beside Europarl), ``ppdb`` (PPDB lexical paraphrase pairs,
+    both sides English), ``pairs_parquet`` (a parquet file from a parabit pipeline with columns ``text_a``,
+    ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from ``parabit phrases``:
+    columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases: columns ``phrase``,
+    ``paraphrase``). ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs);
     ``pipeline:<name>`` names the selected pairs of the back-translation pipeline ``<name>`` (run it first:
     ``parabit backtranslate --config ...``).
-    ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
-    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``glove_words``: also give the vocabulary the
-    that many most frequent GloVe words, so a word the pairs lack still has its pre-trained vector at test time
-    (with ``model.init: glove``). ``drop_bigrams_of``: reject every pair whose English side shares a word bigram with
-    these evaluation sets (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
-    ``component_sentences``: how many distinct English training sentences (a seeded sample) the model's common
-    components are fitted on (``model.components``).
     """
 
     condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
                        "pivot_paraphrases"] = "bilingual_sentences"
     lang: str = "es"
-    sources: tuple[Literal["tatoeba", "europarl"], ...] = BITEXT_SOURCES
+    sources: tuple[Literal["tatoeba", "europarl", "newstest"], ...] = BITEXT_SOURCES
     path: str | list[str] | None = None
-    max_pairs: PositiveInt | None = None
-    max_tokens: PositiveInt = 40
-    min_count: PositiveInt = 1
-    max_words_per_language: PositiveInt | None = None
-    tokenizer: TokenizerName = "regexp"
-    lowercase: bool = True
-    seed: int = 13
-    drop_bigrams_of: tuple[Literal["sick"], ...] = ()
-    glove_words: NonNegativeInt = 0
-    component_sentences: PositiveInt = 50_000
 
     @model_validator(mode="after")
     def _path_for_files(self):
@@ -74,12 +57,57 @@ class DataConfig(Config):
         raw = [] if self.path is None else [self.path] if isinstance(self.path, str) else list(self.path)
         return [resolve_pairs_path(entry) for entry in raw]
 
+    @property
+    def label(self) -> str:
+        """A short name of the source, e.g. ``bilingual_sentences-es`` (an MLflow dataset's name)."""
+        return f"{self.condition}-{self.lang}" if self.condition == "bilingual_sentences" else self.condition
+
+
+class DataConfig(PairSource):
+    """Which training pairs, and how they become token ids: the pairs of the source described by this section's
+    own :class:`PairSource` fields, plus those of every source in ``more`` (e.g. en-fr bitext beside en-es, or
+    bilingual sentences beside back-translated English pairs), as one set.
+
+    ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
+    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``glove_words``: also give the vocabulary the
+    that many most frequent GloVe words, so a word the pairs lack still has its pre-trained vector at test time
+    (with ``model.init: glove``). ``drop_bigrams_of``: reject every pair whose English side shares a word bigram with
+    these evaluation sets (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
+    ``component_sentences``: how many distinct English training sentences (a seeded sample) the model's common
+    components are fitted on (``model.components``).
+    """
+
+    more: list[PairSource] = Field(default_factory=list)
+    max_pairs: PositiveInt | None = None
+    max_tokens: PositiveInt = 40
+    min_count: PositiveInt = 1
+    max_words_per_language: PositiveInt | None = None
+    tokenizer: TokenizerName = "regexp"
+    lowercase: bool = True
+    seed: int = 13
+    drop_bigrams_of: tuple[Literal["sick"], ...] = ()
+    glove_words: NonNegativeInt = 0
+    component_sentences: PositiveInt = 50_000
+
+    @property
+    def all_sources(self) -> list[PairSource]:
+        """This section's own source, then those of ``more``."""
+        return [PairSource(condition=self.condition, lang=self.lang, sources=self.sources, path=self.path),
+                *self.more]
+
+    @property
+    def all_paths(self) -> list[Path]:
+        """The files every source reads."""
+        return [path for source in self.all_sources for path in source.paths]
+
 
 class ModelConfig(Config):
     """The encoder: a name from ``parabit.encoders.ENCODERS`` and its options.
 
     ``init``: ``random`` (normal with standard deviation ``init_std``; 1.0 as in ``nn.Embedding``, which scored
     better than 0.1 here) or ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``).
+    ``foreign_init``: with ``init: glove``, ``muse`` starts each foreign word at the mean GloVe vector of (up to 3
+    of) its English translations in the MUSE training dictionary (test words excluded), ``random`` as the rest.
     ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
     ``options``: further keyword options of the encoder class.
 
@@ -93,6 +121,7 @@ class ModelConfig(Config):
     encoder: str = "avg"
     dim: PositiveInt = 300
     init: Literal["random", "glove"] = "random"
+    foreign_init: Literal["random", "muse"] = "random"
     init_std: PositiveFloat = 1.0
     sparse: bool = True
     weighting: Literal["none", "sif"] = "none"
@@ -110,6 +139,9 @@ class ModelConfig(Config):
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.foreign_init == "muse" and self.init != "glove":
+            raise ValueError("model.foreign_init 'muse' places foreign words by their English translations' GloVe "
+                             "vectors: set model.init to 'glove'")
         if self.init == "glove" and self.dim != 50:
             raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
         if self.encoder != "avg" and (self.weighting != "none" or self.components):

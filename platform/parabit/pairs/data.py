@@ -22,7 +22,7 @@ from parabit.data.bitext import read_europarl, read_tatoeba
 from parabit.data.errors import DataFormatError, Quarantine
 from parabit.data.ppdb import read_ppdb_lexical
 from parabit.data.sick import read_sick
-from parabit.pairs.config import DataConfig
+from parabit.pairs.config import DataConfig, PairSource
 from parabit.paths import output_root
 from parabit.runlock import one_builder
 from parabit.text.glove import load_glove
@@ -38,56 +38,67 @@ COUNTS_FILE = "counts.json"  # {lang: {word: count}} of the training text, for w
 
 @dataclass(frozen=True)
 class TextPairs:
-    """Parallel lists of sentences; side a is always in ``lang_a`` (English for every condition)."""
+    """Parallel lists of sentences; side a is always English, side b in ``langs_b`` (one language per pair)."""
 
     text_a: list[str]
     text_b: list[str]
-    lang_a: str
-    lang_b: str
+    langs_b: list[str]
     rejected: dict[str, int]
+
+    def __add__(self, other: "TextPairs") -> "TextPairs":
+        return TextPairs(self.text_a + other.text_a, self.text_b + other.text_b, self.langs_b + other.langs_b,
+                         dict(Counter(self.rejected) + Counter(other.rejected)))
 
 
 # Parquet conditions: (English column, other column, column naming the other side's language; absent → English).
 PARQUET_COLUMNS = {"pairs_parquet": ("text_a", "text_b", "lang_b"), "bilingual_phrases": ("en", "foreign", "lang"),
                    "pivot_paraphrases": ("phrase", "paraphrase", None)}
 
+# Bitext source -> the shipped splits it reads (Europarl/WMT splits of parabit.data.bitext.read_europarl).
+EUROPARL_SPLITS = {"europarl": ("train",), "newstest": ("dev", "test")}
+
 
 def load_text_pairs(config: DataConfig) -> TextPairs:
-    """The raw text pairs of ``config.condition``; bad bitext lines are quarantined and counted by reason."""
-    if config.condition == "bilingual_sentences":
+    """The raw text pairs of every source of ``config``, in order; bad bitext lines are quarantined and counted by
+    reason."""
+    return sum((_source_pairs(source) for source in config.all_sources), TextPairs([], [], [], {}))
+
+
+def _source_pairs(source: PairSource) -> TextPairs:
+    if source.condition == "bilingual_sentences":
         quarantine = Quarantine()
         pairs = []
-        if "tatoeba" in config.sources:
-            pairs += read_tatoeba(lang=config.lang, quarantine=quarantine)
-        if "europarl" in config.sources:
-            pairs += read_europarl(config.lang, "train", quarantine=quarantine)
-        return TextPairs([p.en for p in pairs], [p.foreign for p in pairs], "en", config.lang, dict(quarantine.counts))
-    if config.condition == "ppdb":
+        if "tatoeba" in source.sources:
+            pairs += read_tatoeba(lang=source.lang, quarantine=quarantine)
+        for name, splits in EUROPARL_SPLITS.items():
+            if name in source.sources:
+                for split in splits:
+                    pairs += read_europarl(source.lang, split, quarantine=quarantine)
+        return TextPairs([p.en for p in pairs], [p.foreign for p in pairs], [source.lang] * len(pairs),
+                         dict(quarantine.counts))
+    if source.condition == "ppdb":
         quarantine = Quarantine()
         pairs = read_ppdb_lexical(quarantine=quarantine)
-        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], "en", "en", dict(quarantine.counts))
-    column_a, column_b, lang_column = PARQUET_COLUMNS[config.condition]
-    text_a, text_b, languages = [], [], set()
-    for path in config.paths:
+        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], ["en"] * len(pairs), dict(quarantine.counts))
+    column_a, column_b, lang_column = PARQUET_COLUMNS[source.condition]
+    text_a, text_b, langs_b = [], [], []
+    for path in source.paths:
         table = pq.read_table(path)
         missing = {column_a, column_b} - set(table.column_names)
         if missing:
-            raise DataFormatError(path, None, f"{config.condition} training pairs need columns {column_a} and "
+            raise DataFormatError(path, None, f"{source.condition} training pairs need columns {column_a} and "
                                   f"{column_b}; missing {sorted(missing)}")
         text_a += table.column(column_a).to_pylist()
         text_b += table.column(column_b).to_pylist()
-        if lang_column in table.column_names and len(table):
-            languages.update(table.column(lang_column).unique().to_pylist())
-    if len(languages) > 1:
-        raise DataFormatError(config.paths[0], None, f"the files of data.path pair English with several languages "
-                              f"{sorted(languages)}; train one language pair at a time")
-    return TextPairs(text_a, text_b, "en", languages.pop() if languages else "en", {})
+        langs_b += table.column(lang_column).to_pylist() if lang_column in table.column_names \
+            else ["en"] * len(table)
+    return TextPairs(text_a, text_b, langs_b, {})
 
 
 def _cache_key(config: DataConfig) -> str:
     """The data config, plus the input file's identity for parquet inputs (a re-made file must not hit the cache)."""
     source = []
-    for path in map(Path, config.paths):
+    for path in map(Path, config.all_paths):
         stats = [p.stat() for p in ([path] if path.is_file() else sorted(path.glob("*.parquet")))]
         source.append({"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
                        "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)})
@@ -136,7 +147,7 @@ def _prepare(config: DataConfig, directory: Path) -> None:
         key = (tuple(a), tuple(b))
         if not a or not b:
             rejected["no tokens on one side"] += 1
-        elif banned and (shares_bigram(a, banned) or (pairs.lang_b == "en" and shares_bigram(b, banned))):
+        elif banned and (shares_bigram(a, banned) or (pairs.langs_b[index] == "en" and shares_bigram(b, banned))):
             rejected[f"shares a bigram with {'+'.join(config.drop_bigrams_of)}"] += 1
         elif key in seen:
             rejected["duplicate pair"] += 1
@@ -149,23 +160,24 @@ def _prepare(config: DataConfig, directory: Path) -> None:
         order = order[: config.max_pairs]
     chosen = [keep[i] for i in order]
 
-    counts: dict[str, Counter] = {pairs.lang_a: Counter(), pairs.lang_b: Counter()}
+    languages_b = sorted({pairs.langs_b[i] for i in chosen})
+    counts: dict[str, Counter] = {lang: Counter() for lang in ["en", *languages_b]}
     for index in chosen:
-        counts[pairs.lang_a].update(tokens_a[index])
-        counts[pairs.lang_b].update(tokens_b[index])
+        counts["en"].update(tokens_a[index])
+        counts[pairs.langs_b[index]].update(tokens_b[index])
     vocab = Vocabulary.build(counts, min_count=config.min_count, max_words_per_language=config.max_words_per_language)
     if config.glove_words:
         vocab = with_glove_words(vocab, config.glove_words)
-    ids_a, len_a = pad_batch([vocab.encode(tokens_a[i], pairs.lang_a) for i in chosen], config.max_tokens)
-    ids_b, len_b = pad_batch([vocab.encode(tokens_b[i], pairs.lang_b) for i in chosen], config.max_tokens)
+    ids_a, len_a = pad_batch([vocab.encode(tokens_a[i], "en") for i in chosen], config.max_tokens)
+    ids_b, len_b = pad_batch([vocab.encode(tokens_b[i], pairs.langs_b[i]) for i in chosen], config.max_tokens)
     ids_a, ids_b = (np.pad(ids, ((0, 0), (0, config.max_tokens - ids.shape[1]))) for ids in (ids_a, ids_b))
 
     stats = {
         "pairs_read": len(pairs.text_a) + sum(pairs.rejected.values()),
         "pairs_kept": len(chosen),
         "rejected": dict(rejected),
-        "lang_a": pairs.lang_a,
-        "lang_b": pairs.lang_b,
+        "lang_a": "en",
+        "lang_b": "+".join(languages_b) or "en",
         "vocab_size": len(vocab),
         "mean_tokens_a": float(np.mean(len_a)) if len(chosen) else 0.0,
         "mean_tokens_b": float(np.mean(len_b)) if len(chosen) else 0.0,
@@ -175,7 +187,7 @@ def _prepare(config: DataConfig, directory: Path) -> None:
         "max_tokens": config.max_tokens,
         "config": config.model_dump(mode="json"),
     }
-    english = [tokens_a[i] for i in chosen] + ([tokens_b[i] for i in chosen] if pairs.lang_b == "en" else [])
+    english = [tokens_a[i] for i in chosen] + [tokens_b[i] for i in chosen if pairs.langs_b[i] == "en"]
     tables = {"pairs": id_table(ids_a, len_a, ids_b, len_b),
               "fit": sentence_table(component_sentences(english, config), vocab, "en", config.max_tokens)}
     stats["fit_sentences"] = tables["fit"].num_rows

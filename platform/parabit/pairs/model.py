@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import torch
 
+from parabit.data.dictionaries import read_muse_train
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder, touched_rows
 from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
 from parabit.pairs.config import ModelConfig, ObjectiveConfig
 from parabit.text.frequency import sif_weights
-from parabit.text.glove import glove_rows_for
+from parabit.text.glove import glove_rows_by_translation, glove_rows_for
 from parabit.text.vocab import Vocabulary
 from parabit.training.recipe import Step, TrainingModule
 
@@ -29,12 +30,24 @@ def initial_word_weights(config: ModelConfig, vocab: Vocabulary, counts: dict | 
 
 
 def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
-    """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed), GloVe rows for English if asked."""
+    """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed); with ``init: glove``, GloVe rows
+    for English words and, with ``foreign_init: muse``, foreign words at the GloVe mean of their MUSE translations."""
     table = torch.randn(len(vocab), config.dim) * config.init_std
     if config.init == "glove":
         glove, _ = glove_rows_for(vocab, "en", std=config.init_std)
+        if config.foreign_init == "muse":
+            for lang in sorted(set(vocab.languages) - {"en"}):
+                glove_rows_by_translation(glove, vocab, lang, muse_translations(lang))
         table = torch.from_numpy(glove)
     return table
+
+
+def muse_translations(lang: str) -> dict[str, list[str]]:
+    """``word -> [English translations]`` from the MUSE ``lang``-en training split (test words excluded)."""
+    translations: dict[str, list[str]] = {}
+    for entry in read_muse_train(lang, "en"):
+        translations.setdefault(entry.source_word, []).append(entry.target_word)
+    return translations
 
 
 class PairModule(TrainingModule):

@@ -26,7 +26,7 @@ class PairsRecipe(Recipe[PairsConfig]):
     config_class = PairsConfig
 
     def check_inputs(self) -> None:
-        for path in self.config.data.paths:
+        for path in self.config.data.all_paths:
             if not path.exists():
                 raise DataFormatError(path, None, "data.path does not exist; point it at the training pairs (e.g. "
                                       "pipeline:<name>, a pipeline's select/data/pairs.parquet) or run the step that "
@@ -37,8 +37,7 @@ class PairsRecipe(Recipe[PairsConfig]):
 
     def inputs(self) -> tuple[str, list[str]]:
         data = self.config.data
-        return f"{data.condition}-{data.lang}" if data.condition == "bilingual_sentences" else data.condition, \
-            [str(path.resolve()) for path in data.paths]
+        return "+".join(source.label for source in data.all_sources), [str(path.resolve()) for path in data.all_paths]
 
     def build_module(self, prepared: PreparedData, *, sparse: bool) -> PairModule:
         counts_file = prepared.directory / COUNTS_FILE

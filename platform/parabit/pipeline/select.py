@@ -32,10 +32,12 @@ def selected_pairs(pipeline: str) -> Path:
 
 
 def resolve_pairs_path(path: str) -> Path:
-    """A training config's pair file: ``pipeline:<name>`` (:func:`selected_pairs`), or a path (relative ones are read
-    from the project folder)."""
+    """A training config's pair file: ``pipeline:<name>`` (the selected pairs of a back-translation pipeline,
+    :func:`selected_pairs`), ``pipeline:<name>/<stage>`` (the rows a stage of any pipeline passed on, e.g.
+    ``pipeline:phrases_en_es/phrase_table``), or a path (relative ones are read from the project folder)."""
     if path.startswith(PIPELINE_REFERENCE):
-        return selected_pairs(path.removeprefix(PIPELINE_REFERENCE))
+        pipeline, _, stage = path.removeprefix(PIPELINE_REFERENCE).partition("/")
+        return output_root() / "pipelines" / pipeline / stage / DATA if stage else selected_pairs(pipeline)
     return project_path(path)
 
 

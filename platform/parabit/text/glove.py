@@ -49,3 +49,20 @@ def glove_rows_for(vocab: Vocabulary, lang: str = "en", std: float = 0.1, seed: 
             glove_ids.append(row)
     table[found_ids] = vectors[np.asarray(glove_ids, dtype=np.int64)]
     return table, len(found_ids)
+
+
+def glove_rows_by_translation(table: np.ndarray, vocab: Vocabulary, lang: str, translations: dict[str, list[str]],
+                              per_word: int = 3) -> int:
+    """Set, in ``table`` (``[len(vocab), 50]``), the row of every ``lang`` word that has English ``translations``
+    in GloVe to the mean GloVe vector of its first ``per_word`` such translations: a foreign word starts where its
+    English meaning is, so bilingual training aligns rather than drags English rows towards noise. Returns how many
+    rows were set."""
+    words, vectors = load_glove()
+    position = {word: i for i, word in enumerate(words)}
+    updated = 0
+    for index, word in vocab.words(lang):
+        rows = [position[t] for t in translations.get(word, ()) if t in position][:per_word]
+        if rows:
+            table[index] = vectors[np.asarray(rows, dtype=np.int64)].mean(axis=0)
+            updated += 1
+    return updated

@@ -23,6 +23,12 @@ MODEL_URI = "parabit.model_uri"
 # Grouping: the sweep a trial belongs to, the reproduction a cell belongs to.
 SWEEP = "parabit.sweep"
 REPRODUCTION = "parabit.reproduction"
+# A reproduction cell (one table cell of one seed paper at one training seed): its run name, paper, group and seed,
+# how a re-run finds a finished cell instead of training it again.
+REPRODUCTION_CELL = "parabit.reproduction.cell"
+REPRODUCTION_PAPER = "parabit.reproduction.paper"
+REPRODUCTION_GROUP = "parabit.reproduction.group"
+REPRODUCTION_SEED = "parabit.reproduction.seed"
 # The command line that started the run (also in the registered model's description).
 COMMAND = "parabit.command"
 

@@ -1,0 +1,229 @@
+"""Elgohary & Carpuat (2017) reproduced at the full shipped size of every condition: Table 3 (AVG with J_bi and
+J_pa on bilingual sentences, bilingual phrases and monolingual phrases), Table 4 (undertrained words), Table 5
+(pairs sharing a SICK bigram removed) and Table 6 (bilingual phrases by number of pairs), with the paper's findings.
+
+The phrase data comes from the ``phrases`` pipeline (``jobs/configs/phrases_en_es.yaml``), run first (resumable).
+"""
+
+from __future__ import annotations
+
+from pydantic import PositiveInt
+
+from parabit.config import Config, load_config
+from parabit.elgohary.analyses import TEST_SETS, pairs_available, undertrained_ratios
+from parabit.elgohary.config import Condition, ReproductionConfig, phrase_data_paths, train_config
+from parabit.elgohary.paper import (CONDITION_LABELS, OBJECTIVE_LABELS, ROWS, TABLE4, TABLE5, TABLE6, TABLE6_SIZES,
+                                    paper_value)
+from parabit.paths import project_path
+from parabit.reproduction.cells import Group
+from parabit.reproduction.findings import Finding
+from parabit.reproduction.metrics import Metric
+from parabit.reproduction.plan import PaperPlan, Section
+from parabit.reproduction.tables import Entry, PaperTable, Row
+
+YEARS = ("sts2012", "sts2013", "sts2014", "sts2015")
+STS_AVG = Metric("STS 2012–2015 mean of yearly avg r", tuple(f"{y}/mean/pearson" for y in YEARS))
+SICK = Metric.named("sick/test/pearson", "SICK test r")
+UNDERTRAINED = Metric("undertrained-token ratio, mean of STS 2012–2015 and SICK", ("-",))
+PAPER_TABLE4_COLUMN = {"ppdb": 0, "pivot_paraphrases": 0, "bilingual_phrases": 1, "bilingual_sentences": 2}
+MONO = ("ppdb", "pivot_paraphrases")
+
+
+def paper_sts_avg(condition: str, objective: str) -> float:
+    values = [paper_value(year, "mean", condition, objective) for year in YEARS]
+    return sum(values) / len(values)
+
+
+class ElgoharySettings(Config):
+    """Elgohary & Carpuat's runs: ``config`` (a :class:`~parabit.elgohary.config.ReproductionConfig` YAML: conditions,
+    objectives, settings, analyses). ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
+    pairs each, one epoch, no analyses."""
+
+    config: str = "jobs/configs/elgohary.yaml"
+    quick_pairs: PositiveInt = 2000
+    quick_conditions: tuple[Condition, ...] = ("bilingual_sentences", "ppdb")
+
+
+class ElgoharyPlan(PaperPlan):
+    key = "elgohary"
+    title = "Elgohary & Carpuat 2017, monolingual representations via bilingual supervision (Tables 3–6)"
+
+    def __init__(self, context):
+        super().__init__(context)
+        settings = context.config.elgohary
+        overrides = {"conditions": settings.quick_conditions, "max_pairs": settings.quick_pairs, "epochs": 1,
+                     "analyses": []} if self.quick else {}
+        self.config = load_config(ReproductionConfig, project_path(settings.config), overrides)
+        self.data_paths: dict[str, str] = {}
+        self.sizes: dict[int, str] = {}  # Table 6: pairs -> the paper's size it stands for
+        self.available: dict[str, int] = {}
+
+    # -- data ------------------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        phrases = self.config.phrases()
+        if self.config.needs_phrases:
+            self.context.pipeline("phrases", phrases)
+        self.data_paths = phrase_data_paths(phrases)
+        if self.has_sizes or "memorisation" in self.config.analyses:
+            self.available = {c: pairs_available(self._train(c, "jbi").data) for c in self.config.conditions}
+        if self.has_sizes:
+            whole = self.available["bilingual_phrases"]
+            sizes = [max(1, round(whole * f)) for f in self.config.size_fractions]
+            if "bilingual_sentences" in self.available:  # the paper's 1.9M: as many phrase pairs as sentence pairs
+                sizes.append(min(self.available["bilingual_sentences"], whole))
+            self.sizes = {n: label for n, label in zip([*sizes, whole], TABLE6_SIZES)}
+
+    @property
+    def has_sizes(self) -> bool:
+        return "sizes" in self.config.analyses and "bilingual_phrases" in self.config.conditions
+
+    def _train(self, condition: str, objective: str, **data):
+        return train_config(self.config, condition, objective, self.data_paths, **data)
+
+    # -- groups ----------------------------------------------------------------------------------------------
+    def groups(self) -> list[Group]:
+        conditions, objectives = self.config.conditions, self.config.objectives
+        groups = [Group(f"{c}-{o}", self._train(c, o), f"{CONDITION_LABELS[c]} {OBJECTIVE_LABELS[o]}")
+                  for c in conditions for o in objectives]
+        if "memorisation" in self.config.analyses and "jbi" in objectives:
+            groups += [Group(f"{c}-jbi-nosickbigram", self._train(c, "jbi", drop_bigrams_of=["sick"]),
+                             f"{CONDITION_LABELS[c]} J_bi, no SICK bigram") for c in conditions]
+        whole = self.available.get("bilingual_phrases")
+        groups += [Group(f"bilingual_phrases-jbi-{n}", self._train("bilingual_phrases", "jbi", max_pairs=n),
+                         f"BiPh J_bi {n:,} pairs") for n in self.sizes if n != whole]
+        return groups
+
+    def _size_group(self, pairs: int) -> str:
+        return "bilingual_phrases-jbi" if pairs == self.available.get("bilingual_phrases") \
+            else f"bilingual_phrases-jbi-{pairs}"
+
+    # -- tables ----------------------------------------------------------------------------------------------
+    def tables(self) -> list[PaperTable]:
+        cells = [(c, o) for c in self.config.conditions for o in self.config.objectives]
+        table3 = PaperTable(
+            "Table 3 (Pearson r; paper in brackets; MonoPh stands for both PPDB and pivot paraphrases)",
+            tuple(f"{CONDITION_LABELS[c]} {OBJECTIVE_LABELS[o]}" for c, o in cells),
+            tuple(Row(f"**{label}**" if subset == "mean" else label, tuple(
+                Entry(f"{c}-{o}", Metric.named(f"{benchmark}/{subset}/pearson", digits=2),
+                      paper_value(benchmark, subset, c, o)) for c, o in cells))
+                for benchmark, subset, label in ROWS),
+            corner="set")
+        tables = [table3]
+        if "memorisation" in self.config.analyses and "jbi" in self.config.objectives:
+            rows = []
+            for c in self.config.conditions:
+                paper = TABLE5["MonoPh" if c in MONO else CONDITION_LABELS[c]]
+                rows.append(Row(CONDITION_LABELS[c], (Entry(f"{c}-jbi", SICK, paper[0]),
+                                                      Entry(f"{c}-jbi-nosickbigram", SICK, paper[1]))))
+            counts = "; ".join(f"{CONDITION_LABELS[c]} {self.available[c]:,} → {self._filtered(c):,}"
+                               for c in self.config.conditions if c in self.available)
+            tables.append(PaperTable(
+                "Table 5 (SICK test r, J_bi: all pairs vs pairs sharing no word bigram with SICK test)",
+                ("all pairs", "no SICK bigram"), tuple(rows), corner="condition",
+                note=f"Training pairs (all → no SICK bigram): {counts}. The paper: "
+                     + "; ".join(f"{k} {v[2]}" for k, v in TABLE5.items()) + "."))
+        if self.sizes:
+            columns = [f"BiPh {n:,} ({label})" for n, label in self.sizes.items()]
+            rows = []
+            for name in TEST_SETS:
+                metric = Metric.named(f"{name}/{'test' if name == 'sick' else 'mean'}/pearson", digits=2)
+                entries = [Entry(self._size_group(n), metric, TABLE6[name][i]) for i, n in enumerate(self.sizes)]
+                entries.append(Entry("bilingual_sentences-jbi" if "bilingual_sentences" in self.config.conditions
+                                     else None, metric, paper_value(name, "test" if name == "sick" else "mean",
+                                                                    "bilingual_sentences", "jbi")))
+                rows.append(Row(name, tuple(entries)))
+            tables.append(PaperTable(
+                "Table 6 (bilingual phrases, J_bi, by number of pairs; then bilingual sentences; year avg / SICK r)",
+                (*columns, f"BiSent {self.available.get('bilingual_sentences', 0):,}"), tuple(rows), corner="set",
+                note="Sizes stand for the paper's " + "/".join(TABLE6_SIZES) + " of 3M phrase pairs: the same "
+                     "fractions of our phrase table, and as many phrase pairs as there are sentence pairs (the "
+                     "paper's equal-size comparison at 1.9M)."))
+        return tables
+
+    def _filtered(self, condition: str) -> int:
+        return pairs_available(self._train(condition, "jbi", drop_bigrams_of=["sick"]).data)
+
+    # -- findings --------------------------------------------------------------------------------------------
+    def findings(self) -> list[Finding]:
+        have = {f"{c}-{o}" for c in self.config.conditions for o in self.config.objectives}
+        p = paper_sts_avg
+        candidates = [
+            Finding("bilingual phrases beat bilingual sentences (J_bi)", "bilingual_phrases-jbi",
+                    "bilingual_sentences-jbi", STS_AVG,
+                    f"{p('bilingual_phrases', 'jbi'):.3f} vs {p('bilingual_sentences', 'jbi'):.3f}"),
+            *(Finding(f"bilingual phrases beat monolingual phrases (J_bi; MonoPh = {CONDITION_LABELS[m]})",
+                      "bilingual_phrases-jbi", f"{m}-jbi", STS_AVG,
+                      f"{p('bilingual_phrases', 'jbi'):.3f} vs {p(m, 'jbi'):.3f}") for m in MONO),
+            *(Finding(f"J_bi beats J_pa on bilingual {kind}", f"{c}-jbi", f"{c}-jpa", STS_AVG,
+                      f"{p(c, 'jbi'):.3f} vs {p(c, 'jpa'):.3f}")
+              for c, kind in (("bilingual_phrases", "phrases"), ("bilingual_sentences", "sentences"))),
+            *(Finding(f"J_pa beats J_bi on monolingual phrases ({CONDITION_LABELS[m]})", f"{m}-jpa", f"{m}-jbi",
+                      STS_AVG, f"{p(m, 'jpa'):.3f} vs {p(m, 'jbi'):.3f}") for m in MONO),
+        ]
+        findings = [f for f in candidates if {f.better, f.worse} <= have]
+        if "memorisation" in self.config.analyses:
+            findings += [
+                Finding("removing pairs that share a SICK bigram hurts sentences (BiSent J_bi, all > filtered)",
+                        "bilingual_sentences-jbi", "bilingual_sentences-jbi-nosickbigram", SICK, ".63 → .58"),
+                Finding("... and leaves phrases on par (BiPh J_bi, filtered ≈ all)", "bilingual_phrases-jbi-nosickbigram",
+                        "bilingual_phrases-jbi", SICK, ".66 → .65", relation="not_worse"),
+            ]
+        if self.sizes:
+            sizes = list(self.sizes)
+            findings.append(Finding(f"more phrase pairs help (BiPh J_bi, {sizes[-1]:,} > {sizes[0]:,} pairs)",
+                                    self._size_group(sizes[-1]), self._size_group(sizes[0]), STS_AVG,
+                                    f"3M {sum(TABLE6[y][3] for y in YEARS) / 4:.3f} vs 0.5M "
+                                    f"{sum(TABLE6[y][0] for y in YEARS) / 4:.3f}"))
+            if "bilingual_sentences" in self.available:
+                equal = min(self.available["bilingual_sentences"], self.available["bilingual_phrases"])
+                findings.append(Finding(f"at equal size ({equal:,} pairs) phrases beat sentences (J_bi)",
+                                        self._size_group(equal), "bilingual_sentences-jbi", STS_AVG,
+                                        f"1.9M: {sum(TABLE6[y][2] for y in YEARS) / 4:.3f} vs "
+                                        f"{p('bilingual_sentences', 'jbi'):.3f}"))
+        if "undertrained" in self.config.analyses and {"bilingual_phrases", "bilingual_sentences"} <= \
+                set(self.config.conditions):
+            ratios = self._undertrained()
+            mean = {c: sum(r.values()) / len(r) for c, r in ratios.items()}
+            paper = {c: sum(v[PAPER_TABLE4_COLUMN[c]] for v in TABLE4.values()) / len(TABLE4) for c in ratios}
+            findings.append(Finding(
+                "phrase pairs leave more test tokens undertrained than sentence pairs (Table 4, ratio BiPh > BiSent)",
+                metric=UNDERTRAINED, paper=f"{paper['bilingual_phrases']:.3f} vs {paper['bilingual_sentences']:.3f}",
+                fixed=(mean["bilingual_phrases"], mean["bilingual_sentences"])))
+        findings.append(Finding("BiPh J_bi is close to the Paragram and GloVe reference columns",
+                                untestable="Paragram-Phrase vectors do not ship here; GloVe baselines are in "
+                                           "docs/quality.md (`parabit evaluate --encoder glove-mean`)"))
+        return findings
+
+    def _undertrained(self) -> dict[str, dict[str, float]]:
+        if not hasattr(self, "_ratios"):
+            self._ratios = {c: undertrained_ratios(self._train(c, "jbi").data) for c in self.config.conditions}
+        return self._ratios
+
+    # -- text ------------------------------------------------------------------------------------------------
+    def setup(self) -> str:
+        sizes = ", ".join(f"{CONDITION_LABELS[c]} {n:,}" for c, n in self.available.items())
+        scale = "all pairs of every condition" if self.config.max_pairs is None else \
+            f"{self.config.max_pairs:,} pairs per condition"
+        return (f"AVG (300-d, random init) trained {self.config.epochs} epochs on {scale}"
+                + (f" ({sizes})" if sizes else "") + ", all made from the same shipped en-es bitext (Tatoeba + the "
+                "20k-line Europarl sample; the paper: 1.9M Europarl sentence pairs, 3M phrase pairs, 3M PPDB XL pairs). "
+                "Bilingual phrases: eflomal alignments and Moses-style extraction (`parabit phrases`, "
+                f"`{self.config.phrases_config}`); monolingual phrases: PPDB 1.0 XXXL lexical synonyms (the shipped "
+                "subset) and pivot paraphrases from the same phrase table, two stand-ins for the paper's PPDB XL. "
+                f"J_bi settings {self.config.jbi} are the best point of the `tuning/spaces/jbi_elgohary.yaml` sweep on "
+                f"the paper's dev set (STS 2012 SMT-europarl train); J_pa {self.config.jpa}. The best epoch is not "
+                "selected: every run reports its last epoch, as the paper.")
+
+    def sections(self, results) -> list[Section]:
+        if "undertrained" not in self.config.analyses:
+            return []
+        ratios = self._undertrained()
+        conditions = list(ratios)
+        lines = ["| test set | " + " | ".join(CONDITION_LABELS[c] for c in conditions) + " |",
+                 "|---" * (len(conditions) + 1) + "|"]
+        for name in TEST_SETS:
+            lines.append(f"| {name} | " + " | ".join(
+                f"{ratios[c][name]:.2f} ({TABLE4[name][PAPER_TABLE4_COLUMN[c]]:.2f})" for c in conditions) + " |")
+        return [Section("Table 4 (share of test tokens seen fewer than 100 times in training; paper in brackets)",
+                        "\n".join(lines) + "\n\nComputed from each condition's training pairs (no training run; "
+                        "the paper's MonoPh column stands beside both PPDB and pivot paraphrases).")]

@@ -1,0 +1,113 @@
+"""What a seed paper's reproduction declares (:class:`PaperPlan`) and what it may use while doing so
+(:class:`PlanContext`).
+
+A plan says which data it needs (:meth:`PaperPlan.prepare`: pipelines, spaces, tuning; each step resumable), which
+groups of cells it trains (:meth:`PaperPlan.groups`), its tables with the paper's numbers
+(:meth:`PaperPlan.tables`), its headline findings (:meth:`PaperPlan.findings`) and any analyses that are not
+training runs (:meth:`PaperPlan.sections`). The reproduction (:mod:`parabit.reproduction.reproduce`) decides the
+seeds, runs the cells and writes the document.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from parabit.paths import output_root
+from parabit.reproduction.cells import Group, Results
+from parabit.reproduction.findings import Finding
+from parabit.reproduction.tables import PaperTable
+
+if TYPE_CHECKING:
+    from parabit.reproduction.config import ReproduceConfig
+    from parabit.tracking import RunTracker
+
+PipelineRunner = Callable[[Any], Any]
+"""Runs a named pipeline (``backtranslate``, ``phrases``) on its config and returns its result. The pipelines are
+defined above the library (the ``pipelines`` package), so the command that starts the reproduction hands them in."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """An analysis a plan adds to its part of the document: a markdown ``body`` and figure files (PNG) shown
+    under it."""
+
+    title: str
+    body: str
+    figures: tuple[Path, ...] = ()
+
+
+@dataclass
+class PlanContext:
+    """What every plan may use: the reproduction's config (quick mode, seeds, names), the pipelines, the parent
+    MLflow run, and a working folder per paper."""
+
+    config: "ReproduceConfig"
+    pipelines: Mapping[str, PipelineRunner] = field(default_factory=dict)
+    tracker: "RunTracker | None" = None
+
+    @property
+    def quick(self) -> bool:
+        return self.config.quick
+
+    def workdir(self, paper: str) -> Path:
+        """``<outputs>/reproduction/<prefix>/<paper>``: a plan's own derived data (selections, spaces, analyses)."""
+        folder = output_root() / "reproduction" / self.config.prefix / paper
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def pipeline(self, name: str, config: Any) -> Any:
+        if name not in self.pipelines:
+            raise RuntimeError(f"the reproduction was started without the {name!r} pipeline; run it through "
+                               "`parabit reproduce`, which provides every pipeline")
+        return self.pipelines[name](config)
+
+
+class PaperPlan(ABC):
+    """One seed paper's reproduction (see the module docstring). ``key`` names it on the command line
+    (``--seed-paper``) and in run names; ``title`` heads its part of the document."""
+
+    key: ClassVar[str]
+    title: ClassVar[str]
+
+    def __init__(self, context: PlanContext):
+        self.context = context
+        self.missing: dict[str, str] = {}  # groups that could not be prepared here, and why (shown as missing)
+
+    @property
+    def quick(self) -> bool:
+        return self.context.quick
+
+    def prepare(self) -> None:
+        """Build what the cells read (resumable: a finished step is skipped). Default: nothing."""
+
+    @abstractmethod
+    def groups(self) -> list[Group]:
+        """Every group of cells this reproduction trains (called after :meth:`prepare`)."""
+
+    @abstractmethod
+    def tables(self) -> list[PaperTable]:
+        """The paper's tables with the entries our groups fill."""
+
+    @abstractmethod
+    def findings(self) -> list[Finding]:
+        """The paper's headline findings, each with a verdict rule."""
+
+    def setup(self) -> str:
+        """Markdown: what was run, on which data, and how it differs from the paper."""
+        return ""
+
+    def sections(self, results: Results) -> list[Section]:
+        """Analyses beyond the tables (measured after the cells ran). Default: none."""
+        return []
+
+    def quick_groups(self) -> set[str]:
+        """The groups a ``--quick`` run trains: those of the first testable finding (every table and finding is
+        still written, the others marked not run)."""
+        for finding in self.findings():
+            if finding.groups:
+                return set(finding.groups)
+        return set()

@@ -1,0 +1,69 @@
+"""The quality plan and its table: recipes load, their commands re-create them, the table marks what beats SIF."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from parabit.config import ConfigError, load_config, parse_overrides
+from parabit.paths import output_root, project_path
+from parabit.pipeline.select import resolve_pairs_path
+from parabit.quality import QualityPlan, Row, beats, gains, quality_markdown, write_table
+from parabit.recipes import load_run_config
+
+PLAN = project_path("jobs/configs/quality/plan.yaml")
+
+
+@pytest.fixture(scope="module")
+def plan() -> QualityPlan:
+    return load_config(QualityPlan, PLAN)
+
+
+def test_each_recipe_s_command_re_creates_its_config(plan):
+    for recipe in plan.recipes:
+        words = shlex.split(plan.command(recipe))
+        assert words[:4] == ["parabit", "train", "--config", plan.recipes[recipe].config]
+        sets = parse_overrides([words[i + 1] for i, word in enumerate(words) if word == "--set"])
+        assert load_run_config(project_path(words[3]), sets) == plan.recipe_config(recipe), recipe
+
+
+def test_only_the_pipelines_a_recipe_reads_are_built(plan):
+    assert plan.pipelines_read([plan.champion]) == {"quality-bt-es", "quality-rt-es"}
+    assert plan.pipelines_read(["bilingual"]) == set()
+    assert "phrases_en_es" in plan.pipelines_read(["bilingual-phrases"])
+
+
+def test_a_stage_of_any_pipeline_can_be_named_as_training_data():
+    assert resolve_pairs_path("pipeline:phrases_en_es/pivot") == output_root() / "pipelines/phrases_en_es/pivot/data"
+    assert resolve_pairs_path("pipeline:quality-bt-es").name == "pairs.parquet"
+
+
+def test_the_champion_must_be_one_of_the_recipes(tmp_path):
+    text = PLAN.read_text().replace("champion: champion", "champion: nobody")
+    (tmp_path / "plan.yaml").write_text(text)
+    with pytest.raises(ConfigError, match="champion 'nobody' is not one of the recipes"):
+        load_config(QualityPlan, tmp_path / "plan.yaml")
+
+
+def row(label: str, base: float, sick: float) -> Row:
+    return Row(label, {**{f"sts{year}": base + (year - 2012) / 100 for year in range(2012, 2017)}, "sick": sick})
+
+
+def test_the_table_marks_scores_above_sif_and_each_recipe_s_gain():
+    sif = row("glove-sif", 0.55, 0.69)
+    untrained, trained = row("r, untrained", 0.50, 0.65), row("r", 0.56, 0.68)
+    table = quality_markdown([row("glove-mean", 0.43, 0.61), sif], [(untrained, trained)], sif=sif)
+    trained_line = next(line for line in table.splitlines() if line.startswith("| r |"))
+    assert "**0.560**" in trained_line and "| 0.680 |" in trained_line  # above SIF bold, SICK below it plain
+    assert gains([(untrained, trained)]) == {"r": pytest.approx(0.06)}
+    assert beats(trained, sif) == {**{f"sts{y}": True for y in range(2012, 2017)}, "sick": False}
+
+
+def test_writing_the_table_keeps_the_prose_around_it(tmp_path):
+    document = tmp_path / "quality.md"
+    write_table(document, "| first |")
+    document.write_text("# Title\n\nprose before\n\n" + document.read_text().split("\n\n", 1)[1] + "\nprose after\n")
+    write_table(document, "| second |")
+    text = document.read_text()
+    assert "prose before" in text and "prose after" in text and "| second |" in text and "| first |" not in text
