@@ -164,7 +164,7 @@ def main() -> None:
     prepared = prepare_pairs(DataConfig(condition="bilingual_sentences", max_pairs=50_000))
     out = Path(tempfile.mkdtemp(prefix="bench-exchange-")) / "results.pt"
     mp.spawn(worker, args=(free_port(), args, str(prepared.pairs_path), str(out)), nprocs=WORLD, join=True)
-    results = torch.load(out)
+    results = torch.load(out, weights_only=True)
 
     small = min(args.sizes)
     rows = []

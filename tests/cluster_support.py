@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +38,16 @@ def write_config(config, path: Path) -> Path:
     """A training config as the YAML file a job is given (tuples become lists)."""
     path.write_text(yaml.safe_dump(json.loads(json.dumps(to_dict(config)))))
     return path
+
+
+def stop_process_group(process: subprocess.Popen, grace: float = 30) -> None:
+    """SIGTERM a server started with ``start_new_session=True`` and its children; SIGKILL after ``grace`` seconds."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def wait_for_http(url: str, timeout: float, headers: dict | None = None) -> bool:

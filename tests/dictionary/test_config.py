@@ -17,7 +17,7 @@ def test_defaults_are_the_papers_optimiser():
 
 @pytest.mark.parametrize("build, message", [
     (lambda: BilDRLConfig(directions=("fr-en", "en-es")), "different spaces"),
-    (lambda: BilDRLConfig(directions=("de-en",)), "Input should be 'fr-en', 'en-es' or 'es-en'"),
+    (lambda: BilDRLConfig(directions=("de-en",)), "Input should be 'fr-en', 'en-es', 'es-en' or 'en-en'"),
     (lambda: DictionaryModelConfig(encoder="lstm"), "Input should be 'bow', 'cnn', 'gru' or 'att'"),
     (lambda: DictionaryBuildConfig(paraphrase_split=(0.7, 0.2, 0.2)), "summing to 1"),
     (lambda: OptimConfig(name="sgd", amsgrad=True), "variant of Adam"),

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -23,31 +21,14 @@ from parabit.embedder import SentenceEmbedder
 from parabit.export.pyfunc import log_embedder
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary
+from parabit.tracking.registry import fluent_store
 from parabit.tracking.store import ensure_experiment
 
-from ..cluster_support import free_port, wait_for_http
+from ..cluster_support import free_port, stop_process_group, wait_for_http
 
 NAME = "parabit-encoder-serving-test"
 TEXTS = ["A man plays a guitar.", "The cat sleeps.", "", "Unknown words only: zyx qwv."]
 PARABIT = Path(sys.executable).with_name("parabit")  # the console script of this virtualenv
-
-
-@contextlib.contextmanager
-def fluent_store(uri: str):
-    """MLflow's fluent API (model logging, load_model) on ``uri`` for the block; the process's settings after it."""
-    saved = {name: os.environ.get(name) for name in ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")}
-    mlflow.set_tracking_uri(uri)
-    mlflow.set_registry_uri(uri)
-    try:
-        yield
-    finally:
-        mlflow.set_tracking_uri(None)
-        mlflow.set_registry_uri(None)
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def register_small_model(store: str) -> str:
@@ -86,12 +67,7 @@ def test_parabit_serve_answers_invocations_like_the_loaded_model(tmp_path):
             assert response.status == 200
             served = np.asarray(json.load(response)["predictions"], dtype=np.float64)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_process_group(server)
 
     with fluent_store(store):
         expected = mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": TEXTS}))

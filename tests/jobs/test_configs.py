@@ -15,7 +15,8 @@ from parabit.tuning.space import load_space
 
 CONFIGS = PROJECT_ROOT / "jobs" / "configs"
 # Config files that are not training configs, by the kind of config their command reads (parabit config --kind).
-NOT_TRAINING = {"phrases_en_es.yaml": "phrases", "elgohary.yaml": "reproduce-elgohary", "plan.yaml": "quality-plan"}
+NOT_TRAINING = {"phrases_en_es.yaml": "phrases", "elgohary.yaml": "reproduce-elgohary", "plan.yaml": "quality-plan",
+                "reproduction.yaml": "reproduce"}
 
 
 def kind_of(path: Path) -> str:

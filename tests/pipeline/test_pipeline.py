@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from mlflow.tracking import MlflowClient
 
 from parabit.config import from_dict
 from parabit.paths import PROJECT_ROOT, data_path
@@ -94,6 +95,23 @@ def test_every_input_line_is_accounted_for_exactly_once(uninterrupted):
     assert pairs.num_rows == 1000
     assert {"text_a", "text_b", "lang_a", "lang_b", "bleu", "lm", "classifier", "row_id"} <= set(pairs.column_names)
     assert uninterrupted.stats["stages"]["select"]["conserved"]
+
+
+@pytest.mark.slow
+def test_the_pipeline_run_in_mlflow_holds_its_config_stage_counts_stats_and_output(uninterrupted):
+    """What a user compares pipeline runs by: each stage's rows in/out/rejected (as the stage reported them), the
+    config as params, the stats and histogram artifacts, and where the output is."""
+    client = MlflowClient()
+    run = client.get_run(uninterrupted.run_id)
+    assert run.info.status == "FINISHED" and run.data.tags["parabit.kind"] == "pipeline"
+    assert run.data.params["name"] == "test-backtranslate" and run.data.params["select.sample_size"] == "1000"
+    for name, stage in uninterrupted.stages.items():
+        assert (run.data.metrics[f"{name}.rows_in"], run.data.metrics[f"{name}.rows_out"],
+                run.data.metrics[f"{name}.rows_rejected"]) == (stage.rows_in, stage.rows_out, stage.rows_rejected)
+    assert run.data.metrics["ingest.rows_in"] == PAIRS + len(BAD_LINES)
+    assert run.data.tags["parabit.pipeline_output"] == str(uninterrupted.output)
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "stats")}
+    assert artifacts == {"stats/stats.json", "stats/score_histograms.png"}
 
 
 @pytest.mark.slow

@@ -15,6 +15,10 @@ from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.config import OptimConfig, ScalingConfig
 from parabit.training.driver import run_training
 
+# Trained .54 vs untrained .42 on the slice's dev pairs (test .57 vs .49-.51); .05 leaves room for seeds and library
+# versions and fails a run that did not learn (lr 0 scores exactly the untrained model).
+MARGIN = 0.05
+
 
 @pytest.mark.slow
 def test_attsialstm_on_a_sick_slice_trains_on_ray_and_reports_test_scores(ray_session, outputs, isolated_mlflow_store):
@@ -33,7 +37,10 @@ def test_attsialstm_on_a_sick_slice_trains_on_ray_and_reports_test_scores(ray_se
     assert result.selected["epoch"] == max(result.history, key=lambda h: h["dev_score"])["epoch"]
     test = {s.metric: s for s in result.report.scores if s.subset == "test"}
     assert set(test) == {"pearson", "spearman", "mse", "mse01"} and test["pearson"].n == 300
-    assert test["pearson"].value > 0.3  # GloVe + 3 epochs on 300 pairs already tracks relatedness
+    # Learning, not just a falling loss: the same model untrained (same GloVe init and seed; logged at step 0) already
+    # tracks relatedness, so the bar is the gain over it on the dev pairs.
+    untrained, trained = result.record.initial["dev_score"], result.selected["dev_score"]
+    assert trained >= untrained + MARGIN, (untrained, trained)
     assert test["mse01"].value == pytest.approx(test["mse"].value / 16)
     assert result.report.value("sick-en", "dev", "pearson") == pytest.approx(
         max(h["dev_score"] for h in result.history))

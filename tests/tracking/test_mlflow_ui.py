@@ -5,9 +5,7 @@ The rendered page must name both runs and show a metric with each run's value; a
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import struct
 import subprocess
 import urllib.parse
@@ -20,7 +18,7 @@ from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker
 from parabit.tracking.evaluation import log_report
 
-from ..cluster_support import BIN, cli_env, free_port, wait_for_http
+from ..cluster_support import BIN, cli_env, free_port, stop_process_group, wait_for_http
 
 CHROMIUM = shutil.which("chromium")
 WINDOW = (1400, 1800)
@@ -126,9 +124,4 @@ def test_the_compare_page_shows_both_runs_and_their_metrics(tmp_path):
         assert header[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", header[16:24]) == WINDOW
         assert screenshot.stat().st_size > 50_000  # a rendered page, not a blank one (~230 KB measured)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_process_group(server)

@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from parabit.training.checkpointing import CHECKPOINT_FILE, RAY_SNAPSHOT_FILE, load_state, unlisted_checkpoints
+from parabit.training.checkpointing import CHECKPOINT_FILE, RAY_SNAPSHOT_FILE, IncompleteCheckpoint, load_state, \
+    newest_loadable, unlisted_checkpoints
 
 
 def _folders(run, *names):
@@ -39,5 +40,23 @@ def test_a_state_file_cut_short_does_not_load(tmp_path):
     assert load_state(tmp_path)["epoch"] == 3
     data = (tmp_path / CHECKPOINT_FILE).read_bytes()
     (tmp_path / CHECKPOINT_FILE).write_bytes(data[: len(data) // 2])
-    with pytest.raises(Exception):
+    with pytest.raises(IncompleteCheckpoint, match=f"{tmp_path / CHECKPOINT_FILE}: cannot be read whole"):
         load_state(tmp_path)
+
+
+def test_resuming_falls_back_past_a_checkpoint_cut_short_by_a_kill(tmp_path, caplog):
+    """A worker killed while writing epoch 3's checkpoint leaves a half file: resume from epoch 2's, with a warning."""
+    older, newer = tmp_path / "checkpoint_2026-01-01_00-00-01", tmp_path / "checkpoint_2026-01-01_00-00-02"
+    for folder, epoch in ((older, 2), (newer, 3)):
+        folder.mkdir()
+        torch.save({"epoch": epoch, "model": {"w": torch.arange(10_000.0)}}, folder / CHECKPOINT_FILE)
+    data = (newer / CHECKPOINT_FILE).read_bytes()
+    (newer / CHECKPOINT_FILE).write_bytes(data[: len(data) // 3])
+
+    folders = unlisted_checkpoints(tmp_path)
+    assert folders == [str(newer), str(older)]
+    state, folder = newest_loadable(folders)
+    assert (state["epoch"], folder) == (2, str(older))
+    assert f"not resuming from {newer}: it is incomplete" in caplog.text
+    (older / CHECKPOINT_FILE).unlink()
+    assert newest_loadable(folders) is None  # nothing loads: a fresh start, not a crash

@@ -35,7 +35,7 @@ DEV_SET_TAG = "parabit.dev_set"
 
 
 @contextlib.contextmanager
-def _fluent_store(uri: str):
+def fluent_store(uri: str):
     """Point MLflow's fluent API (model logging has no client form) at ``uri`` for the block only, leaving the
     process's own setting (and the ``MLFLOW_*_URI`` variables, which MLflow rewrites) as they were."""
     if mlflow.get_tracking_uri() == uri and mlflow.get_registry_uri() == uri:
@@ -73,7 +73,7 @@ def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, a
     try:
         if tracker.run_id is None:
             raise ConnectionError("no MLflow run (tracking store unreachable)")
-        with _fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
+        with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
             info = log_embedder(embedder, registered_model_name=name or None)
         uri = info.model_uri
         if name and info.registered_model_version:

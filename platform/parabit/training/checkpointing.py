@@ -46,9 +46,30 @@ def report_with_checkpoint(metrics: dict, state: dict, embedder_dir: Path | None
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
 
 
+class IncompleteCheckpoint(OSError):
+    """A checkpoint folder whose state cannot be read: cut short by a kill while it was written, or emptied."""
+
+
 def load_state(directory: str | Path) -> dict:
-    """The ``state.pt`` of a checkpoint folder, on CPU, tensors and plain containers only (no pickle)."""
-    return torch.load(Path(directory) / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
+    """The ``state.pt`` of a checkpoint folder, on CPU, tensors and plain containers only (no pickle).
+
+    Raises :class:`IncompleteCheckpoint` (naming the file) when it is missing or cannot be read whole."""
+    path = Path(directory) / CHECKPOINT_FILE
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, EOFError) as err:  # torch reports a cut-short zip as any of these
+        raise IncompleteCheckpoint(f"{path}: cannot be read whole ({err})") from err
+
+
+def newest_loadable(folders: Sequence[str]) -> tuple[dict, str] | None:
+    """The state and folder of the first of ``folders`` (newest first) that loads, skipping (with a warning) those a
+    kill cut short; None if none loads."""
+    for folder in folders:
+        try:
+            return load_state(folder), folder
+        except IncompleteCheckpoint as err:
+            log.warning("not resuming from %s: it is incomplete (%s)", folder, err)
+    return None
 
 
 def load_checkpoint_state(checkpoint: ray.train.Checkpoint) -> dict:
@@ -120,13 +141,8 @@ def _furthest(unlisted: Sequence[str]):
     checkpoint = ray.train.get_checkpoint()
     if checkpoint is not None:
         found = (load_checkpoint_state(checkpoint), checkpoint.as_directory)
-    for folder in unlisted:
-        try:
-            state = load_state(folder)
-        except Exception as err:  # noqa: BLE001 - a folder cut short by the kill: try the one before it
-            log.warning("not resuming from %s: it is incomplete (%s)", folder, err)
-            continue
-        if found is None or state["epoch"] > found[0]["epoch"]:
-            found = (state, lambda folder=folder: contextlib.nullcontext(folder))
-        break
+    newest = newest_loadable(unlisted)
+    if newest is not None and (found is None or newest[0]["epoch"] > found[0]["epoch"]):
+        state, folder = newest
+        found = (state, lambda: contextlib.nullcontext(folder))
     return found

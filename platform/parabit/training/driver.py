@@ -104,6 +104,51 @@ def _run_record(config: RunSettings) -> Path:
     return storage_path(config) / f"{config.name}.parabit.json"
 
 
+# Settings a re-run of the same name may change: where and how it runs and is tracked, and for how many epochs (a
+# longer run continues from the last checkpoint), never what it trains.
+RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "max_failures"})
+RESUMABLE_FIELDS = frozenset({"optim.epochs"})
+
+
+def trained_settings(config: RunSettings) -> dict:
+    """What a run of ``config.name`` trains: its config without the settings a re-run may change."""
+    return {key: value for key, value in to_dict(config).items() if key not in RESUMABLE_CHANGES}
+
+
+def _flatten(value, prefix: str = "") -> dict:
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flatten(item, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def check_same_settings(config: RunSettings) -> None:
+    """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
+    from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
+    trained with the old one. Runs recorded before settings were kept are not checked."""
+    record = _run_record(config)
+    stored = json.loads(record.read_text()).get("settings") if record.exists() else None
+    if stored is None:
+        return
+    before, now = _flatten(stored), _flatten(trained_settings(config))
+    changed = [f"{key}: {before.get(key)!r} -> {now.get(key)!r}" for key in sorted(before.keys() | now.keys())
+               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS]
+    if changed:
+        shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise ConfigError(
+            f"run {config.name!r} was started with other settings ({shown}); a run of one name resumes from its "
+            f"checkpoints, so give this one a new name (--set name=...), or delete {run_directory(config)} and "
+            f"{record} to train {config.name!r} again from scratch")
+
+
+def record_settings(config: RunSettings) -> None:
+    """Keep what the run ``config.name`` trains beside its MLflow run id, for :func:`check_same_settings`."""
+    record = _run_record(config)
+    content = json.loads(record.read_text()) if record.exists() else {}
+    if "settings" not in content:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({**content, "settings": trained_settings(config)}))
+
+
 def check_resources(config: RunSettings, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
     """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
     ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
@@ -147,9 +192,10 @@ def remember_run(config: RunSettings, tracker: RunTracker) -> None:
     """Record the MLflow run of ``config.name`` (once it exists: a run created late, after the store came back,
     is recorded when the run finishes), so that re-running the same command continues it."""
     record = _run_record(config)
-    if tracker.run_id and not record.exists():
+    content = json.loads(record.read_text()) if record.exists() else {}
+    if tracker.run_id and "mlflow_run_id" not in content:
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"mlflow_run_id": tracker.run_id}))
+        record.write_text(json.dumps({**content, "mlflow_run_id": tracker.run_id}))
 
 
 def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | None, *,
@@ -233,6 +279,8 @@ def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict
     config = recipe.config
     recipe.check_inputs()  # before Ray starts: a typo in a path costs a second, not a cluster start
     with exclusive_run(storage_path(config) / f"{config.name}.lock", f"training run {config.name!r}"):
+        check_same_settings(config)
+        record_settings(config)
         return _run_training(recipe, parent_run_id, tags)
 
 

@@ -1,0 +1,32 @@
+"""A run's name stands for what it trains: re-running a name with another training config is refused, not resumed."""
+
+from __future__ import annotations
+
+import pytest
+
+from parabit.config import ConfigError
+from parabit.training.config import ScalingConfig
+from parabit.training.driver import check_same_settings, record_settings
+
+from ..conftest import pairs_config
+
+
+def test_a_name_resumes_only_with_the_settings_it_started_with(tmp_path):
+    started = pairs_config("renamed-not", tmp_path / "pairs", tmp_path, objective__margin=0.4)
+    record_settings(started)
+    check_same_settings(started)  # the same command again: resumes
+
+    # Where it runs and is tracked may change (more workers after a resume, another experiment), and how long...
+    moved = pairs_config("renamed-not", tmp_path / "pairs", tmp_path, objective__margin=0.4,
+                         scaling=ScalingConfig(num_workers=2, cpus_per_worker=0.5))
+    moved.tracking.experiment = "elsewhere"
+    moved.optim.epochs = 6  # a longer run continues from the last checkpoint
+    check_same_settings(moved)
+
+    # ...what it trains may not: the stored checkpoints were trained with margin 0.4.
+    changed = pairs_config("renamed-not", tmp_path / "pairs", tmp_path, objective__margin=0.6, optim__lr=0.01)
+    with pytest.raises(ConfigError, match=r"run 'renamed-not' was started with other settings \(objective\.margin: "
+                                          r"0\.4 -> 0\.6; optim\.lr: 0\.005 -> 0\.01\).*--set name="):
+        check_same_settings(changed)
+    # Another name is a new run.
+    check_same_settings(pairs_config("renamed-yes", tmp_path / "pairs", tmp_path, objective__margin=0.6))
