@@ -105,9 +105,10 @@ class PaperPlan(ABC):
         return []
 
     def quick_groups(self) -> set[str]:
-        """The groups a ``--quick`` run trains: those of the first testable finding (every table and finding is
-        still written, the others marked not run)."""
+        """The groups a ``--quick`` run trains: those of the first finding all of whose groups this run can train
+        (quick data may leave some out; every table and finding is still written, the others marked not run)."""
+        available = {group.key for group in self.groups()}
         for finding in self.findings():
-            if finding.groups:
+            if finding.groups and set(finding.groups) <= available:
                 return set(finding.groups)
         return set()

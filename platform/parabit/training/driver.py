@@ -12,6 +12,7 @@ However the run ends, its MLflow run is closed: ``FINISHED``, ``FAILED`` (an err
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -334,9 +335,16 @@ def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedDat
     tracker.set_tags({tag_names.DATA: str(prepared.directory)})
     tracker.log_dict(prepared.stats, "data/stats.json")
     producers = [run for source in sources for run in pipeline_runs_of(source, tracker.uri)]
-    tracker.log_dataset(name, digest=prepared.directory.name, source=", ".join(sources) or str(prepared.directory),
+    tracker.log_dataset(name, digest=dataset_digest(prepared), source=", ".join(sources) or str(prepared.directory),
                         profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": len(prepared.vocab),
                                  "prepared": str(prepared.directory), "pipeline_runs": producers})
+
+
+def dataset_digest(prepared: PreparedData) -> str:
+    """The prepared folder's name (its cache key) as the dataset digest, hashed when longer than MLflow's 36
+    characters (a BilDRL run's folder is named after the run)."""
+    name = prepared.directory.name
+    return name if len(name) <= 36 else hashlib.sha256(name.encode()).hexdigest()[:32]
 
 
 def pipeline_runs_of(output: str, uri: str) -> list[str]:
