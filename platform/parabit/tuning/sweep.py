@@ -246,17 +246,20 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
 
 
 def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) -> None:
-    """Close every trial's child run that its trial could not close: after an interruption all still open are
-    ``KILLED`` (their trials resume with the same command, reopening them); after a complete sweep a trial that
-    errored is ``FAILED`` and one ASHA stopped is ``FINISHED`` (its last dev score is already in its run)."""
+    """Close every trial's child run that its trial could not close: after an interruption every unfinished one is
+    ``KILLED``, also one the interruption made fail on its way down (their trials resume with the same command,
+    reopening them); after a complete sweep a trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED``
+    (its last dev score is already in its run)."""
     client = MlflowClient(uri)
     errored = {trial_name(space, r.metrics["trial_id"]) for r in results
                if r.error is not None and (r.metrics or {}).get("trial_id")}
+    unfinished = {"RUNNING", "FAILED"} if interrupted else {"RUNNING"}
     for run in client.search_runs(
         experiment_ids=[e.experiment_id for e in client.search_experiments()],
-        filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial' and "
-                      "attributes.status = 'RUNNING'",
+        filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial'",
     ):
+        if run.info.status not in unfinished:
+            continue
         status = "KILLED" if interrupted else "FAILED" if run.info.run_name in errored else "FINISHED"
         client.set_terminated(run.info.run_id, status=status)
 
