@@ -67,11 +67,10 @@ class BilDRLSettings(Config):
 class BilDRLPlan(PaperPlan):
     key = "bildrl"
     title = "Chen et al. 2019, BilDRL: learning to represent bilingual dictionaries (Tables 3 and 4)"
+    settings: BilDRLSettings
 
     def __init__(self, context):
         super().__init__(context)
-        self.settings: BilDRLSettings = context.config.bildrl
-        self.workdir = context.workdir(self.key)
         self.spaces = {lang: self.workdir / f"space-en-{lang}" for lang in ("es", "fr")}
         self.build = DictionaryBuildConfig(spaces={k: str(v) for k, v in self.spaces.items()},
                                            output_dir=str(self.workdir / "data"),

@@ -50,7 +50,7 @@ class ElgoharyPlan(PaperPlan):
 
     def __init__(self, context):
         super().__init__(context)
-        settings = context.config.elgohary
+        settings = self.settings
         overrides = {"conditions": settings.quick_conditions, "max_pairs": settings.quick_pairs, "epochs": 1,
                      "analyses": []} if self.quick else {}
         self.config = load_config(ReproductionConfig, project_path(settings.config), overrides)

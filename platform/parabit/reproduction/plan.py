@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -80,6 +81,16 @@ class PaperPlan(ABC):
     @property
     def quick(self) -> bool:
         return self.context.quick
+
+    @property
+    def settings(self) -> Any:
+        """This paper's section of the reproduction config (``config.<key>``)."""
+        return getattr(self.context.config, self.key)
+
+    @cached_property
+    def workdir(self) -> Path:
+        """This paper's working folder (created on first use)."""
+        return self.context.workdir(self.key)
 
     def prepare(self) -> None:
         """Build what the cells read (resumable: a finished step is skipped). Default: nothing."""

@@ -101,8 +101,23 @@ def run_directory(config: RunSettings) -> Path:
 
 
 def _run_record(config: RunSettings) -> Path:
-    """Where the MLflow run id of a named run is kept, so a re-run continues the same MLflow run."""
+    """Where a named run's record is kept: its MLflow run id (so a re-run continues the same MLflow run) and the
+    settings it trains with (so a re-run cannot change them)."""
     return storage_path(config) / f"{config.name}.parabit.json"
+
+
+def _read_record(config: RunSettings) -> dict:
+    record = _run_record(config)
+    return json.loads(record.read_text()) if record.exists() else {}
+
+
+def _record_once(config: RunSettings, key: str, value) -> None:
+    """Add ``key`` to the run's record unless it is already there (a record's entries never change)."""
+    content = _read_record(config)
+    if key not in content:
+        record = _run_record(config)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({**content, key: value}))
 
 
 # Settings a re-run of the same name may change: where and how it runs and is tracked, and for how many epochs (a
@@ -126,8 +141,7 @@ def check_same_settings(config: RunSettings) -> None:
     """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
     from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
     trained with the old one. Runs recorded before settings were kept are not checked."""
-    record = _run_record(config)
-    stored = json.loads(record.read_text()).get("settings") if record.exists() else None
+    stored = _read_record(config).get("settings")
     if stored is None:
         return
     before, now = _flatten(stored), _flatten(trained_settings(config))
@@ -138,16 +152,12 @@ def check_same_settings(config: RunSettings) -> None:
         raise ConfigError(
             f"run {config.name!r} was started with other settings ({shown}); a run of one name resumes from its "
             f"checkpoints, so give this one a new name (--set name=...), or delete {run_directory(config)} and "
-            f"{record} to train {config.name!r} again from scratch")
+            f"{_run_record(config)} to train {config.name!r} again from scratch")
 
 
 def record_settings(config: RunSettings) -> None:
     """Keep what the run ``config.name`` trains beside its MLflow run id, for :func:`check_same_settings`."""
-    record = _run_record(config)
-    content = json.loads(record.read_text()) if record.exists() else {}
-    if "settings" not in content:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({**content, "settings": trained_settings(config)}))
+    _record_once(config, "settings", trained_settings(config))
 
 
 def check_resources(config: RunSettings, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
@@ -177,8 +187,7 @@ def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: 
                  tags: dict | None = None, uri: str | None = None) -> RunTracker:
     """The MLflow run of ``config.name``: the one recorded for that name if this is a re-run, else a new one
     (with the config as params). ``kind`` ("training", "trial", "sweep") is tagged for filtering in the UI."""
-    record = _run_record(config)
-    previous = json.loads(record.read_text()).get("mlflow_run_id") if record.exists() else None
+    previous = _read_record(config).get("mlflow_run_id")
     tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous, parent_run_id=parent_run_id,
                          tags={tag_names.KIND: kind, tag_names.RUN_NAME: config.name, tag_names.RECIPE: config.recipe,
                                **(tags or {})}, uri=uri)
@@ -192,11 +201,8 @@ def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: 
 def remember_run(config: RunSettings, tracker: RunTracker) -> None:
     """Record the MLflow run of ``config.name`` (once it exists: a run created late, after the store came back,
     is recorded when the run finishes), so that re-running the same command continues it."""
-    record = _run_record(config)
-    content = json.loads(record.read_text()) if record.exists() else {}
-    if tracker.run_id and "mlflow_run_id" not in content:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({**content, "mlflow_run_id": tracker.run_id}))
+    if tracker.run_id:
+        _record_once(config, "mlflow_run_id", tracker.run_id)
 
 
 def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | None, *,

@@ -84,11 +84,10 @@ def range_label(low: int, high: int | None) -> str:
 class WietingPlan(PaperPlan):
     key = "wieting"
     title = "Wieting, Mallinson & Gimpel 2017, paraphrastic embeddings from back-translated bitext"
+    settings: WietingSettings
 
     def __init__(self, context):
         super().__init__(context)
-        self.settings: WietingSettings = context.config.wieting
-        self.workdir = context.workdir(self.key)
         self.paths: dict[str, Path] = {}  # group -> its selected pairs
         self.sizes: dict[str, int] = {}  # comparison -> equal size
         self.tuned: dict[str, Tuned] = {}
