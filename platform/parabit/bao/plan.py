@@ -39,6 +39,7 @@ class BaoPlan(PaperPlan):
     title = "Bao et al. 2018, Attentive Siamese LSTM (Tables I and II)"
 
     settings: BaoSettings
+
     def _config(self, path: str, **overrides):
         quick = {"data.max_pairs_per_split": self.settings.quick_pairs, "optim.epochs": 1} if self.quick else {}
         return load_run_config(project_path(path), {**overrides, **quick})

@@ -1,6 +1,6 @@
 """Arrow batches in, the same rows with their translation out: what a back-translation actor runs on each batch.
 
-:class:`BacktranslateBatches` is the callable class of the back-translation stage's Ray Data actor pool
+:class:`BacktranslateBatches` is what each actor of the back-translation stage's pool runs
 (:mod:`parabit.pipeline.backtranslate`). It lives here, beside the engines, and imports only pyarrow and
 :mod:`parabit.translate`: a Ray actor imports the module of the class it runs, and the pipeline package
 (MLflow, nltk, the filters) takes seconds to import, which every actor of every run would pay before its first
@@ -21,7 +21,7 @@ REASON = "_reject_reason"
 
 
 class BacktranslateBatches:
-    """Ray Data callable class: each actor builds its translators once (one Apertium process per direction, one
+    """A translator actor's state: each actor builds its translators once (one Apertium process per direction, one
     neural model for every leg) and keeps them for the stage; every batch goes through the configuration's legs (one,
     or two for a round trip).
 
@@ -83,7 +83,8 @@ class BacktranslateBatches:
         return out
 
     def translate_block(self, batch: pa.Table) -> pa.Table:
-        """The same as calling the instance (a Ray actor's method must have a name)."""
+        """The same as calling the instance: the method the stage calls on its actors (a remote call needs a
+        method name)."""
         return self(batch)
 
     def close(self) -> None:
