@@ -20,13 +20,11 @@ import html
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
-from parabit.data.errors import DataFormatError, Quarantine, reject
+from parabit.data.errors import DataFormatError, Quarantine, lookup, reject
 from parabit.data.lines import count_lines, iter_lines, split_fields
 from parabit.paths import data_path
 
-T = TypeVar("T")
 
 DEFAULT_MAX_CHARS = 2000
 """Lines longer than this (in characters, after normalisation) are rejected: they are almost always
@@ -77,7 +75,7 @@ def iter_tatoeba(
     ``&`` is a literal ampersand and interior (e.g. French non-breaking) spaces are kept.
     """
     if path is None:
-        path = data_path("bitext", *_lookup(TATOEBA_FILES, lang, "Tatoeba language"))
+        path = data_path("bitext", *lookup(TATOEBA_FILES, lang, "Tatoeba language"))
     path = Path(path)
     accepted = 0
     for number, text in iter_lines(path, quarantine=quarantine):
@@ -155,7 +153,7 @@ def read_europarl(
     side, so pass a ``quarantine`` or the read raises), "dev" (newstest2012, 3003 lines) or "test"
     (newstest2013, 3000 lines). See :func:`read_line_aligned` for the cleaning applied.
     """
-    stem = _lookup(EUROPARL_SPLIT_STEMS, split, "Europarl split").format(lang=lang)
+    stem = lookup(EUROPARL_SPLIT_STEMS, split, "Europarl split").format(lang=lang)
     folder = f"europarl-wmt-en-{lang}"
     return read_line_aligned(
         data_path("bitext", folder, f"{stem}.en"),
@@ -233,9 +231,3 @@ def _pair_problem(en: str, foreign: str, lang: str, max_chars: int) -> tuple[str
         if len(text) > max_chars:
             return code, f"{name} side longer than {max_chars} characters"
     return None
-
-
-def _lookup(table: dict[str, T], key: str, what: str) -> T:
-    if key not in table:
-        raise ValueError(f"unknown {what} {key!r}; choose one of {sorted(table)}")
-    return table[key]

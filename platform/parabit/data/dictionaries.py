@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from parabit.data.errors import DataFormatError, Quarantine, reject
+from parabit.data.errors import DataFormatError, Quarantine, lookup, reject
 from parabit.data.lines import iter_lines, split_fields
 from parabit.paths import data_path
 
@@ -136,7 +136,5 @@ def read_wiktionary_bli(
     gloss. The Spanish files hold a few entries with an empty English side: without a ``quarantine``
     reading them raises :class:`DataFormatError`.
     """
-    if split not in WIKTIONARY_SPLITS:
-        raise ValueError(f"unknown Wiktionary BLI split {split!r}; choose one of {list(WIKTIONARY_SPLITS)}")
-    name = f"{lang}-en.{split}" + (".gz" if split in _GZIPPED_WIKTIONARY_SPLITS else "")
+    name = f"{lang}-en.{lookup(WIKTIONARY_SPLITS, split, 'Wiktionary BLI split')}" + (".gz" if split in _GZIPPED_WIKTIONARY_SPLITS else "")
     return read_word_pairs(data_path("dictionaries", "wiktionary-bli", name), quarantine=quarantine)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,3 +55,11 @@ def reject(quarantine: Quarantine | None, path: str | Path, line: int, reason: s
     if quarantine is None:
         raise DataFormatError(path, line, reason)
     quarantine.add(path, line, reason, text)
+
+
+def lookup(choices: Mapping[str, object] | Collection[str], key: str, what: str):
+    """``choices[key]`` for a mapping, ``key`` itself for a collection of names; for an unknown key, a ValueError
+    naming ``what`` (e.g. "SICK split") and listing the choices."""
+    if key not in choices:
+        raise ValueError(f"unknown {what} {key!r}; choose one of {list(choices)}")
+    return choices[key] if isinstance(choices, Mapping) else key

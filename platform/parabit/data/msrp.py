@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from parabit.data.errors import DataFormatError
+from parabit.data.errors import DataFormatError, lookup
 from parabit.data.lines import iter_table
 from parabit.paths import data_path
 
@@ -26,9 +26,7 @@ class ParaphrasePair:
 def read_msrp(split: str = "test", path: str | Path | None = None) -> list[ParaphrasePair]:
     """Read MSRP train (4076 pairs, 2753 positive) or test (1725 pairs, 1147 positive), or an explicit file."""
     if path is None:
-        if split not in MSRP_FILES:
-            raise ValueError(f"unknown MSRP split {split!r}; choose one of {sorted(MSRP_FILES)}")
-        path = data_path("msrp", MSRP_FILES[split])
+        path = data_path("msrp", lookup(MSRP_FILES, split, "MSRP split"))
     path = Path(path)
     pairs = []
     for number, fields in iter_table(path, MSRP_HEADER):

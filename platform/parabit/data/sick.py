@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from parabit.data.errors import DataFormatError
+from parabit.data.errors import DataFormatError, lookup
 from parabit.data.lines import iter_table
 from parabit.paths import data_path
 
@@ -29,9 +29,7 @@ class SICKPair:
 def read_sick(split: str = "test", path: str | Path | None = None) -> list[SICKPair]:
     """Read a SICK split ("train" 4500, "trial" 500, "test" 4927 pairs) or an explicit file."""
     if path is None:
-        if split not in SICK_FILES:
-            raise ValueError(f"unknown SICK split {split!r}; choose one of {sorted(SICK_FILES)}")
-        path = data_path("sick2014", SICK_FILES[split])
+        path = data_path("sick2014", lookup(SICK_FILES, split, "SICK split"))
     path = Path(path)
     pairs = []
     for number, fields in iter_table(path, SICK_HEADER):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from parabit.data.bitext import read_aligned_lines
-from parabit.data.errors import DataFormatError
+from parabit.data.errors import DataFormatError, lookup
 from parabit.data.msrp import ParaphrasePair
 from parabit.paths import data_path
 
@@ -27,9 +27,7 @@ def read_twitter_url(split: str = "test", directory: str | Path | None = None) -
     0 or 1, or when a sentence is empty (file:line).
     """
     if directory is None:
-        if split not in TWITTER_SPLITS:
-            raise ValueError(f"unknown Twitter URL split {split!r}; choose one of {list(TWITTER_SPLITS)}")
-        directory = data_path("twitter-url-corpus", split)
+        directory = data_path("twitter-url-corpus", lookup(TWITTER_SPLITS, split, "Twitter URL split"))
     paths = [Path(directory) / name for name in TWITTER_FILES]
     pairs = []
     for number, (sentence_a, sentence_b, label) in read_aligned_lines(paths):
