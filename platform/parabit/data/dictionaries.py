@@ -136,5 +136,6 @@ def read_wiktionary_bli(
     gloss. The Spanish files hold a few entries with an empty English side: without a ``quarantine``
     reading them raises :class:`DataFormatError`.
     """
-    name = f"{lang}-en.{lookup(WIKTIONARY_SPLITS, split, 'Wiktionary BLI split')}" + (".gz" if split in _GZIPPED_WIKTIONARY_SPLITS else "")
+    split = lookup(WIKTIONARY_SPLITS, split, "Wiktionary BLI split")
+    name = f"{lang}-en.{split}" + (".gz" if split in _GZIPPED_WIKTIONARY_SPLITS else "")
     return read_word_pairs(data_path("dictionaries", "wiktionary-bli", name), quarantine=quarantine)
