@@ -82,31 +82,81 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     return 0
 
 
-@click.command(short_help="The seed papers' tables and findings (resumable).")
+@click.command(short_help="The seed papers' tables and findings, from the results ledger (resumable).")
 @config_path(default="jobs/configs/reproduction.yaml", help_text="YAML with ReproduceConfig fields (the default: in "
              "the project folder)")
 @click.option("--seed-paper", "papers", multiple=True, metavar="NAME",
-              help="only this paper (bao, elgohary, wieting, bildrl; repeatable); the document keeps the others' "
-                   "latest parts")
+              help="train only this paper's missing cells (bao, elgohary, wieting, bildrl; repeatable); the "
+                   "document still shows every paper the ledger has")
 @click.option("--repeats", type=click.IntRange(min=1), default=None, help="training seeds per compared group")
-@click.option("--quick", is_flag=True, help="small slices, 1 epoch, each paper's first finding only (a smoke run)")
+@click.option("--parallel", default=None, metavar="N|auto",
+              help="cells trained at once, each a Ray task (default auto: as many as the cluster's CPUs hold)")
+@click.option("--verify", "verify", default=None, metavar="CELL",
+              help="train this one cell again and print its numbers beside its ledger record (nothing recorded)")
+@click.option("--quick", is_flag=True, help="small slices, 1 epoch, each paper's first finding only (a smoke run; "
+              "its own ledger and document under outputs/reproduction/)")
 @common_options
-def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, quick: bool, overrides: dict) -> int:
-    """Reproduce the four seed papers at full shipped scale: every table cell a resumable MLflow run (a finished
-    cell is skipped on re-run), every headline finding a verdict over several training seeds, and
-    docs/reproduction.md (with figures in docs/reproduction/) written from the runs."""
+def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, parallel: str | None,
+              verify: str | None, quick: bool, overrides: dict) -> int:
+    """Reproduce the seed papers (Bao et al., Elgohary & Carpuat, Wieting et al., BilDRL) on the shipped data and
+    write docs/reproduction.md: each paper's tables beside the published numbers, and a verdict on each headline
+    finding over several training seeds.
+
+    Results live in the committed ledger docs/reproduction/<paper>.jsonl (one line per finished cell): a cell
+    recorded there with its current settings is never trained again, so a fresh checkout writes the same document
+    without training, and a long reproduction can be spread over days and machines. Only missing cells train
+    (a killed run resumes). What has run, at which scale, and how long each paper took: docs/reproduction.md."""
     from parabit.reproduction.config import ReproduceConfig
-    from parabit.reproduction.reproduce import reproduce as run_reproduction
+    from parabit.reproduction.reproduce import Reproduction
     from parabit.tracking.lineage import command_line
     from pipelines import backtranslate as backtranslate_pipeline
     from pipelines import phrases as phrase_pipeline
 
     overrides = {**overrides, **({"papers": list(papers)} if papers else {}),
-                 **({"repeats": repeats} if repeats else {}), **({"quick": True} if quick else {})}
+                 **({"repeats": repeats} if repeats else {}), **({"quick": True} if quick else {}),
+                 **({"parallel": parallel if parallel == "auto" else _positive(parallel)} if parallel else {})}
     config = load(ReproduceConfig, _shipped(config_path), overrides)
-    document = run_reproduction(config, {"backtranslate": backtranslate_pipeline.run, "phrases": phrase_pipeline.run},
-                                command=command_line())
+    reproduction = Reproduction(config, {"backtranslate": backtranslate_pipeline.run,
+                                         "phrases": phrase_pipeline.run}, command=command_line())
+    if verify:
+        return _verify(reproduction, verify)
+    document = reproduction.run()
+    counts = reproduction.counts
+    click.echo(f"cells: {counts['ledger']} taken from the ledger ({config.ledger_path}), {counts['mlflow']} from "
+               f"MLflow runs, {counts['trained']} trained, {counts['failed']} failed")
     click.echo(f"document: {document}  (MLflow experiment {config.experiment})")
+    return 1 if counts["failed"] else 0
+
+
+def _positive(value: str) -> int:
+    from parabit.config import ConfigError
+
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"--parallel takes a number of cells (1, 2, ...) or 'auto', not {value!r}")
+    return int(value)
+
+
+def _verify(reproduction, name: str) -> int:
+    """Train ``name`` again and print its numbers beside the ledger's."""
+    from parabit.config import ConfigError
+
+    try:
+        recorded, again = reproduction.verify(name)
+    except LookupError as err:
+        raise ConfigError(str(err)) from None
+    if not again.ok:
+        click.echo(f"{name}: training it again failed: {again.error}", err=True)
+        return 1
+    before = recorded.metrics if recorded is not None else {}
+    keys = sorted(k for k in again.metrics if not k.startswith(("time/", "system/")) and "/" in k or k == "dev_score")
+    click.echo(f"{'metric':<40}{'ledger':>12}{'again':>12}{'difference':>12}")
+    for key in keys:
+        old, new = before.get(key), again.metrics[key]
+        old_text = f"{old:.4f}" if old is not None else "—"
+        diff = f"{new - old:+.4f}" if old is not None else "—"
+        click.echo(f"{key:<40}{old_text:>12}{new:>12.4f}{diff:>12}")
+    source = f"ledger record of commit {recorded.record.commit[:8]}" if recorded is not None else "no ledger record"
+    click.echo(f"{name}: {source}; trained again as {again.cell.name} (MLflow run {again.run_id})")
     return 0
 
 

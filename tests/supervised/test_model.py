@@ -43,7 +43,7 @@ def test_scores_by_hand():
     probability, labels = np.array([0.1, 0.3, 0.6, 0.8]), np.array([0, 1, 1, 1])
     assert best_threshold(probability, labels) == pytest.approx(0.2)  # all four right
     assert classification_scores(probability, labels, 0.5) == pytest.approx(
-        {"accuracy": 0.75, "f1": 0.8, "threshold": 0.5})
+        {"accuracy": 0.75, "precision": 1.0, "f1": 0.8, "threshold": 0.5})
 
 
 @pytest.mark.parametrize("variant,directions", [("attsialstm", 1), ("attsiabilstm", 2)])

@@ -93,6 +93,9 @@ class BilDRLPlan(PaperPlan):
         if self.settings.mono:
             build_mono_dictionary(self.build, set(spaces["es"].words("en")) & set(spaces["fr"].words("en")))
 
+    def data_fingerprint(self):
+        return {"settings": self.settings, "build": self.build, "quick": self.quick}
+
     def _keys_needing(self, direction: str) -> list[str]:
         keys = [f"{m}-{direction}" for m in SINGLE]
         return keys + ["gru-mtl", "att-mtl", "att-joint"] if direction in ES_PAIR else keys

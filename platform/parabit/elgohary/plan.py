@@ -73,6 +73,18 @@ class ElgoharyPlan(PaperPlan):
                 sizes.append(min(self.available["bilingual_sentences"], whole))
             self.sizes = {n: label for n, label in zip([*sizes, whole], TABLE6_SIZES)}
 
+    def data_fingerprint(self):
+        return {"settings": self.settings, "config": self.config, "quick": self.quick}
+
+    def facts(self) -> dict:
+        return {"data_paths": dict(self.data_paths), "available": dict(self.available),
+                "sizes": [[pairs, label] for pairs, label in self.sizes.items()]}
+
+    def restore(self, facts: dict) -> None:
+        self.data_paths = dict(facts["data_paths"])
+        self.available = dict(facts["available"])
+        self.sizes = {int(pairs): label for pairs, label in facts["sizes"]}
+
     @property
     def has_sizes(self) -> bool:
         return "sizes" in self.config.analyses and "bilingual_phrases" in self.config.conditions

@@ -4,6 +4,7 @@ per seed paper whose fields its plan documents."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator
 
@@ -25,7 +26,10 @@ class ReproduceConfig(Config):
     train with the first seed). ``quick``: every paper's small slices and 1 epoch, and only the groups of its first
     finding. ``document``: where the document goes (default ``docs/reproduction.md``; quick runs default to the
     output folder, so a smoke run never replaces the real document); figures go to the folder of the same name
-    beside it (``docs/reproduction/``). ``experiment``: the MLflow experiment of every cell and the parent runs."""
+    beside it (``docs/reproduction/``). ``ledger``: the folder of the results ledger, one ``<paper>.jsonl`` each
+    (default ``docs/reproduction/``; quick runs: the output folder's ``ledger/``). ``parallel``: how many cells
+    train at once (``auto``: as many as the cluster's free CPUs or GPUs hold, one CPU kept for Ray Data; on 2 cores
+    with 1-CPU cells that is one). ``experiment``: the MLflow experiment of every cell and the parent runs."""
 
     name: str = Field("repro", pattern=r"^[^/\s]+$")
     papers: tuple[str, ...] = PAPERS
@@ -34,6 +38,8 @@ class ReproduceConfig(Config):
     quick: bool = False
     experiment: str = Field("parabit-reproduction", min_length=1)
     document: str | None = None
+    ledger: str | None = None
+    parallel: PositiveInt | Literal["auto"] = "auto"
     bao: BaoSettings = Field(default_factory=BaoSettings)
     elgohary: ElgoharySettings = Field(default_factory=ElgoharySettings)
     wieting: WietingSettings = Field(default_factory=WietingSettings)
@@ -65,10 +71,12 @@ class ReproduceConfig(Config):
         return self.output_path / "reproduction.md" if self.quick else project_path("docs/reproduction.md")
 
     @property
+    def ledger_path(self) -> Path:
+        if self.ledger:
+            return project_path(self.ledger)
+        return self.output_path / "ledger" if self.quick else project_path("docs/reproduction")
+
+    @property
     def figures_path(self) -> Path:
         return self.document_path.with_suffix("")
 
-    @property
-    def parts_path(self) -> Path:
-        """Each paper's latest rendered part (see :mod:`parabit.reproduction.document`)."""
-        return self.output_path / "parts"

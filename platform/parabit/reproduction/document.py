@@ -1,53 +1,41 @@
-"""docs/reproduction.md: written by the reproduction, never by hand.
+"""docs/reproduction.md: written by the reproduction from the results ledger, never by hand.
 
-Each paper's part is rendered when that paper is run (:func:`paper_part`) and kept under the reproduction's
-output folder, with its findings as JSON; :func:`assemble` joins the latest part of every paper under one header
-and the findings of all papers in one table, so ``--seed-paper NAME`` refreshes one paper and keeps the others.
+Every paper's part (:func:`paper_part`) is rendered from its results, which come from the ledger
+(:mod:`parabit.reproduction.ledger`); :func:`assemble` joins the parts under one header and the findings of all
+papers in one table. Nothing in it depends on the machine or the moment it is written (no date, host or load: those
+belong to each record), so a checkout with the same ledger writes the same document byte for byte.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import platform
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from parabit.reproduction.cells import Cell, Results
 from parabit.reproduction.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
+from parabit.reproduction.ledger import Ledger
 from parabit.reproduction.metrics import Metric
 from parabit.reproduction.plan import PaperPlan, Section
 
-CELLS_HEADING = "Cells and their MLflow runs"
+CELLS_HEADING = "Cells and their runs"
 FINDINGS_HEADING = "Findings at a glance"
 
 
 @dataclass
 class PaperPart:
-    """A paper's rendered part of the document and its findings as rows of the summary table."""
+    """A paper's rendered part of the document, its findings as rows of the summary table, and its time."""
 
     key: str
     title: str
     markdown: str
     findings: list[dict] = field(default_factory=list)
-
-    def save(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        _write(folder / f"{self.key}.md", self.markdown)
-        _write(folder / f"{self.key}.json", json.dumps({"title": self.title, "findings": self.findings}, indent=1))
-
-    @classmethod
-    def load(cls, folder: Path, key: str) -> "PaperPart | None":
-        text, meta = folder / f"{key}.md", folder / f"{key}.json"
-        if not (text.is_file() and meta.is_file()):
-            return None
-        data = json.loads(meta.read_text())
-        return cls(key, data["title"], text.read_text(), data["findings"])
+    time: "PaperTime | None" = None
 
 
 def _write(path: Path, text: str) -> None:
     """Write aside and rename into place: a killed run never leaves half a document."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(f".{path.name}.tmp")
     scratch.write_text(text)
     os.replace(scratch, path)
@@ -77,41 +65,102 @@ def findings_table(comparisons: list[Comparison]) -> str:
     return "\n".join(lines)
 
 
-def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run: dict[str, str]) -> str:
-    """Every planned cell: its MLflow run and the number the tables read from it (or why it is missing)."""
+@dataclass(frozen=True)
+class PaperTime:
+    """How long a paper's results took, from its ledger records: ``busy`` seconds of wall time in which at least
+    one of its cells was training (overlapping cells count once), the ``cell`` seconds summed over cells, the data
+    step's ``prepare`` seconds, the most cells that ran at once, and the machines (host: CPUs)."""
+
+    busy: float
+    cell: float
+    prepare: float
+    most_at_once: int
+    cells: int
+    machines: dict[str, int]
+
+    @classmethod
+    def of(cls, results: Results, prepare: float = 0.0) -> "PaperTime | None":
+        records = [r.record for r in results.all if r.ok]
+        if not records:
+            return None
+        intervals = sorted((_seconds(r.started), _seconds(r.finished)) for r in records)
+        busy, most, end = 0.0, 1, None
+        for start, stop in intervals:
+            if end is None or start >= end:
+                busy += stop - start
+                end = stop
+            elif stop > end:
+                busy += stop - end
+                end = stop
+        for start, _ in intervals:
+            most = max(most, sum(1 for a, b in intervals if a <= start < b))
+        machines = {}
+        for r in records:
+            machines[str(r.machine.get("host", "?"))] = int(r.machine.get("cpus") or 0)
+        return cls(busy, sum(r.train_seconds or 0.0 for r in records), prepare, most, len(records), machines)
+
+    def text(self) -> str:
+        hosts = ", ".join(f"{host} ({cpus} CPUs)" for host, cpus in sorted(self.machines.items()))
+        prepare = f" + data step {_hours(self.prepare)}" if self.prepare else ""
+        return (f"{self.cells} cells; wall time {_hours(self.busy)} while cells trained{prepare} (the cells' own "
+                f"times add up to {_hours(self.cell)}; at most {self.most_at_once} at once) on {hosts}")
+
+
+def _seconds(stamp: str) -> float:
+    import calendar
+    import time
+
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def _hours(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run: dict[str, str],
+                stale: dict[str, str]) -> str:
+    """Every planned cell: the number the tables read from its record, when and where it trained (or why it is
+    missing)."""
     metrics = primary_metrics(plan)
     found = {(r.cell.group, r.cell.seed): r for r in results.all if r.ok}
     failed = {(r.cell.group, r.cell.seed): r for r in results.failed()}
-    lines = ["| cell (MLflow run name) | seed | MLflow run id | metric | value | train s |", "|---|---|---|---|---|---|"]
+    lines = ["| cell (run name) | seed | metric | value | train s | trained | commit | MLflow run id |",
+             "|---|---|---|---|---|---|---|---|"]
     for cell in planned:
         metric = metrics.get(cell.group)
         key = metric.keys[0] if metric is not None and len(metric.keys) == 1 else (metric.label if metric else "—")
         result = found.get((cell.group, cell.seed))
         if result is not None:
+            record = result.record
             value = metric.of(result.metrics) if metric is not None else None
             seconds = f"{result.seconds:.0f}" if result.seconds is not None else "—"
-            lines.append(f"| {cell.name} | {cell.seed} | {result.run_id} | {key} | "
-                         f"{'—' if value is None else f'{value:.6f}'} | {seconds} |")
+            lines.append(f"| {cell.name} | {cell.seed} | {key} | {'—' if value is None else f'{value:.6f}'} | "
+                         f"{seconds} | {record.finished[:10]} | {record.commit[:8]} | {record.mlflow_run_id or '—'} |")
         else:
             why = failed[(cell.group, cell.seed)].error if (cell.group, cell.seed) in failed else \
-                not_run.get(cell.group, "not run yet")
-            lines.append(f"| {cell.name} | {cell.seed} | missing: {why} | {key} | — | — |")
+                stale.get(cell.name) or not_run.get(cell.group, "not run yet")
+            lines.append(f"| {cell.name} | {cell.seed} | {key} | missing: {why} | — | — | — | — |")
     planned_groups = {cell.group for cell in planned}
     for group, why in not_run.items():
         if group not in planned_groups:
-            lines.append(f"| {plan.key}-{group} (every seed) | — | missing: {why} | — | — | — |")
+            lines.append(f"| {plan.key}-{group} (every seed) | — | — | missing: {why} | — | — | — | — |")
     return "\n".join(lines)
 
 
 def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison], planned: list[Cell],
-               not_run: dict[str, str], figure: Path | None, sections: list[Section], document: Path,
-               error: str | None = None) -> PaperPart:
+               not_run: dict[str, str], stale: dict[str, str], figure: Path | None, sections: list[Section],
+               document: Path, ledger: Ledger, error: str | None = None, prepare_seconds: float = 0.0) -> PaperPart:
     """The paper's part of the document (see the module docstring)."""
     finished = sum(1 for c in planned if any(r.ok and r.cell.seed == c.seed for r in results.of(c.group)))
-    reused = sum(1 for r in results.all if r.ok and r.reused)
     lines = [f"## {plan.title}", ""]
-    status = f"Cells: {finished} of {len(planned)} finished ({reused} found finished in MLflow, not retrained)"
+    status = f"Cells: {finished} of {len(planned)} finished"
+    if stale:
+        status += f"; {len(stale)} stale (recorded with settings that have changed since: trained again when run)"
     lines += [status + (f"; **stopped before training: {error}**" if error else "") + ".", ""]
+    took = PaperTime.of(results, prepare_seconds)
+    if took is not None:
+        lines += [f"Time, from the ledger (`{_relative(ledger.path(plan.key), document)}`): {took.text()}.", ""]
     setup = plan.setup().strip()
     if setup:
         lines += ["### Setup", "", setup, ""]
@@ -126,11 +175,11 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
         lines += [f"### {section.title}", "", section.body.strip(), ""]
         lines += [f"![{section.title}]({_relative(path, document)})" for path in section.figures]
         lines += [""] if section.figures else []
-    lines += [f"### {CELLS_HEADING}", "", cells_table(plan, results, planned, not_run), ""]
+    lines += [f"### {CELLS_HEADING}", "", cells_table(plan, results, planned, not_run, stale), ""]
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
              "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason}
             for c in comparisons]
-    return PaperPart(plan.key, plan.title, "\n".join(lines), rows)
+    return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took)
 
 
 def _relative(path: Path, document: Path) -> str:
@@ -140,48 +189,61 @@ def _relative(path: Path, document: Path) -> str:
         return str(path.resolve())
 
 
-def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, command: str, seeds: list[int],
-             quick: bool, experiment: str, parent_run_id: str | None) -> str:
+def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seeds: list[int], quick: bool,
+             ledger: str) -> str:
     """The whole document: header, every finding in one table, then each paper's part (or why it is absent)."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    times = [part.time for part in parts.values() if part is not None and part.time is not None]
+    total = ""
+    if times:
+        total = (f" All papers together: {_hours(sum(t.busy + t.prepare for t in times))} of wall time "
+                 f"({sum(t.cells for t in times)} cells; their own times add up to "
+                 f"{_hours(sum(t.cell + t.prepare for t in times))}).")
     lines = [
         "# Reproducing the seed papers",
         "",
-        f"Generated by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
-        f"({platform.node()}, {os.cpu_count()} CPUs, load average {load}); do not edit by hand, run the command "
-        "again (finished cells are found in MLflow and not retrained).",
+        f"Generated by `parabit reproduce` from the results ledger (`{ledger}`, one file per paper, one line per "
+        "finished cell); do not edit by hand. A checkout with the ledger writes this document again without "
+        "training anything; a cell missing from the ledger (or whose settings changed since its record) trains "
+        "when the command runs." + total,
         "",
         f"Mode: **{'quick (small slices, 1 epoch: checks the machinery, not the papers)' if quick else 'full'}**; "
-        f"training seeds {', '.join(map(str, seeds))}; MLflow experiment `{experiment}`"
-        + (f", last parent run `{parent_run_id}`" if parent_run_id else "") + ".",
+        f"training seeds {', '.join(map(str, seeds))}.",
         "",
-        "How to read: every number of ours is read from its cell's MLflow run (listed under each paper); table "
-        "entries are *ours* as mean ± standard deviation over the training seeds that finished, the paper's number "
-        "in brackets. A finding compares two groups of cells seed by seed (better − worse). Verdict: a difference "
-        "of at least 0.05 (five points of r or accuracy) decides by its sign; a smaller one needs "
-        f"≥ {MIN_SEEDS} seeds and holds only if its 95 % t-interval excludes 0 (*undecided* with fewer seeds); "
-        f"\"on par\" claims hold within {PAR_TOLERANCE} or when no difference is significant. *Not testable here* "
-        "says why.",
+        "How to read: every number of ours is read from its cell's record (the metrics its MLflow run logged; the "
+        "run ids are listed under each paper); table entries are *ours* as mean ± standard deviation over the "
+        "training seeds that finished, the paper's number in brackets. A finding compares two groups of cells "
+        "seed by seed (better − worse). Verdict: a difference of at least 0.05 (five points of r or accuracy) "
+        f"decides by its sign; a smaller one needs ≥ {MIN_SEEDS} seeds and holds only if its 95 % t-interval "
+        f"excludes 0 (*undecided* with fewer seeds); \"on par\" claims hold within {PAR_TOLERANCE} or when no "
+        "difference is significant. *Not testable here* says why.",
         "",
         f"## {FINDINGS_HEADING}",
         "",
         "| paper | finding | paper reports | ours: better − worse | verdict |",
         "|---|---|---|---|---|",
     ]
-    absent = []
     for key, part in parts.items():
-        if part is None:
-            absent.append(key)
-            continue
-        for row in part.findings:
+        for row in part.findings if part is not None else []:
             metric = f" ({row['metric']})" if row["metric"] else ""
             lines.append(f"| {key} | {row['claim']}{metric} | {row['reported'] or '—'} | {row['ours']} | "
                          f"**{row['verdict']}** |")
     lines.append("")
-    for key in absent:
-        lines += [f"## {titles[key]}", "", "Not run yet: `parabit reproduce --seed-paper "
-                  f"{key}{' --quick' if quick else ''}` writes this part.", ""]
-    for part in parts.values():
-        if part is not None:
+    for key, part in parts.items():
+        if part is None:
+            lines += [f"## {titles[key]}", "", "Not run yet: `parabit reproduce --seed-paper "
+                      f"{key}{' --quick' if quick else ''}` writes this part.", ""]
+        else:
             lines += [part.markdown, ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def write_document(config, parts: dict[str, PaperPart | None], titles: dict[str, str], ledger: Ledger,
+                   tracker=None) -> Path:
+    """Assemble ``parts`` into ``config.document_path`` (and the reproduction's MLflow run, when there is one)."""
+    path = config.document_path
+    text = assemble(parts, titles, seeds=config.seeds, quick=config.quick,
+                    ledger=_relative(ledger.folder, path) + "/*.jsonl")
+    _write(path, text)
+    if tracker is not None:
+        tracker.log_text(text, "reproduction.md")
+    return path

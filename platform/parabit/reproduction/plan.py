@@ -95,6 +95,28 @@ class PaperPlan(ABC):
     def prepare(self) -> None:
         """Build what the cells read (resumable: a finished step is skipped). Default: nothing."""
 
+    def data_fingerprint(self) -> Any:
+        """What :meth:`prepare` depends on (its settings, the pipeline configs it runs), JSON-able; None when the
+        paper prepares nothing. Its digest keys the paper's prepared record in the ledger and is part of every
+        cell's digest, so changed data settings make the cells trained on the old data stale."""
+        return None
+
+    def facts(self) -> dict[str, Any]:
+        """What :meth:`prepare` computed that :meth:`groups`, :meth:`tables` and :meth:`sections` read (sizes,
+        paths, tuned thresholds, analyses), JSON-able; kept in the ledger, so the document is written again in a
+        checkout that never ran :meth:`prepare`. Default: nothing beyond :attr:`missing`."""
+        return {}
+
+    def restore(self, facts: dict[str, Any]) -> None:
+        """Take back what :meth:`facts` returned (instead of running :meth:`prepare`)."""
+
+    def prepared_facts(self) -> dict[str, Any]:
+        return {"missing": dict(self.missing), **self.facts()}
+
+    def restore_prepared(self, facts: dict[str, Any]) -> None:
+        self.missing = dict(facts.get("missing", {}))
+        self.restore(facts)
+
     @abstractmethod
     def groups(self) -> list[Group]:
         """Every group of cells this reproduction trains (called after :meth:`prepare`)."""

@@ -1,51 +1,57 @@
 """Running the reproduction: every chosen paper's data, cells, findings and analyses, then the document.
 
-Cells run in three passes over all chosen papers, so a long run has a complete picture early and spends its
-remaining time where the verdicts need it:
+Results come from the ledger first (:mod:`parabit.reproduction.ledger`): a paper whose prepared record matches its
+data settings is restored from it instead of preparing its data, and a cell whose record matches its digest is not
+trained. Only what is missing runs, in three passes over the chosen papers, so a long run has a complete picture
+early and spends its remaining time where the verdicts need it:
 
-1. every paper's data (:meth:`~parabit.reproduction.plan.PaperPlan.prepare`), then every group with the first seed;
+1. every paper's data, then every group with the first seed;
 2. the further seeds of the groups whose findings are not yet decided by a difference of at least the margin
    (those need ≥ 3 seeds);
 3. the further seeds of every other group a finding compares.
 
-A cell whose MLflow run is FINISHED is skipped. After each paper in each pass its findings, figure, analyses and part
-of the document are written again, so the document is useful at every stage and after a kill.
+Each finished cell is appended to the ledger at once; after each paper in each pass the document is written again
+from the ledger (every paper's part, chosen or not), so it is useful at every stage and after a kill, and a checkout
+with the ledger writes the same document without training anything.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from parabit.ray_runtime import init_ray
-from parabit.reproduction.cells import Cell, CellRunner, Group, Results, make_cell
+from parabit.reproduction.cells import Cell, CellResult, CellRunner, Group, Results, make_cell, one_line
 from parabit.reproduction.config import ReproduceConfig
-from parabit.reproduction.document import PaperPart, assemble, paper_part
+from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
+from parabit.reproduction.ledger import Ledger, PreparedRecord, digest, local, machine, portable, utc
 from parabit.reproduction.plan import PaperPlan, PipelineRunner, PlanContext, Section
 from parabit.reproduction.plans import PLANS
 from parabit.tracking import RunTracker, tags
+from parabit.tracking.lineage import GIT_DIRTY, system_tags
 
 log = logging.getLogger(__name__)
 
 QUICK_SKIP = "quick mode trains only the groups of each paper's first finding"
 
 
-def one_line(err: BaseException) -> str:
-    return f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
-
-
 @dataclass
 class PaperRun:
-    """One paper's state across the passes."""
+    """One paper's state: its plan, groups and planned cells, and the results found or trained."""
 
     plan: PaperPlan
     groups: list[Group] = field(default_factory=list)
     results: Results = field(default_factory=Results)
     planned: list[Cell] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    stale: dict[str, str] = field(default_factory=dict)  # cell name -> its stale record, described
     error: str | None = None
+    data_digest: str = ""
+    restored: bool = False  # prepared data taken from the ledger (not built here)
+    started: bool = False  # anything of it is known (prepared, or recorded cells)
 
     @property
     def selected(self) -> list[Group]:
@@ -64,6 +70,9 @@ class PaperRun:
                 groups.update(finding.groups)
         return groups
 
+    def done(self, cell: Cell) -> bool:
+        return any(r.ok and r.cell.seed == cell.seed for r in self.results.of(cell.group))
+
 
 class Reproduction:
     """The reproduction of ``config.papers`` (see the module docstring)."""
@@ -73,11 +82,14 @@ class Reproduction:
         self.config = config
         self.pipelines = pipelines
         self.command = command
+        self.ledger = Ledger(config.ledger_path)
+        self.runner: CellRunner | None = None
+        self.papers: list[PaperRun] = []
+        self._views: dict[str, PaperRun] = {}  # papers not chosen, as the ledger has them
 
     def run(self):
-        """Run everything and write the document; returns its path."""
+        """Run everything that is not in the ledger yet, and write the document; returns its path."""
         config = self.config
-        init_ray()
         tracker = RunTracker(config.experiment, config.prefix, tags={tags.KIND: "reproduction",
                                                                       tags.REPRODUCTION: config.prefix})
         tracker.start()
@@ -85,56 +97,140 @@ class Reproduction:
             tracker.log_params({"papers": ",".join(config.papers), "seeds": ",".join(map(str, config.seeds)),
                                 "quick": config.quick, "command": self.command})
             context = PlanContext(config, self.pipelines, tracker)
-            runner = CellRunner(tracker.run_id)
-            papers = [PaperRun(PLANS[key](context)) for key in config.papers]
+            self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel)
+            papers = self.papers = [PaperRun(PLANS[key](context)) for key in config.papers]
             for paper in papers:
-                self._prepare(paper)
-                self._train(paper, runner, [self._cell(paper, g, config.seeds[0]) for g in paper.selected])
-                self._write(paper, tracker)
+                self.open(paper)
+                self.train(paper, [self.cell(paper, g, config.seeds[0]) for g in paper.selected])
+                self.write(papers, tracker)
             for urgent in (True, False):
                 for paper in papers:
                     if paper.error is not None:
                         continue
                     wanted = paper.undecided() if urgent else paper.compared()
-                    cells = [self._cell(paper, g, seed) for seed in config.seeds[1:] for g in paper.selected
+                    cells = [self.cell(paper, g, seed) for seed in config.seeds[1:] for g in paper.selected
                              if g.key in wanted]
-                    if any(not self._done(paper, c) for c in cells):
-                        self._train(paper, runner, cells)
-                        self._write(paper, tracker)
+                    if any(not paper.done(c) for c in cells):
+                        self.train(paper, cells)
+                        self.write(papers, tracker)
+            self.write(papers, tracker)
         return config.document_path
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many of the chosen papers' cells came from the ledger, from MLflow, were trained, or failed."""
+        counts = {"ledger": 0, "mlflow": 0, "trained": 0, "failed": 0}
+        for paper in self.papers:
+            for result in paper.results.all:
+                counts[result.source if result.ok else "failed"] += 1
+        return counts
+
     # -- steps -----------------------------------------------------------------------------------------------
-    def _prepare(self, paper: PaperRun) -> None:
+    def open(self, paper: PaperRun, prepare: bool = True) -> None:
+        """The paper's data (restored from its prepared record, else prepared when ``prepare``), groups and planned
+        cells, and every planned cell the ledger already has."""
+        plan = paper.plan
         try:
-            paper.plan.prepare()
-            paper.groups = paper.plan.groups()
+            fingerprint = plan.data_fingerprint()
+            paper.data_digest = digest(fingerprint) if fingerprint is not None else ""
+            record = self.ledger.prepared(plan.key, paper.data_digest) if fingerprint is not None else None
+            if record is not None:
+                plan.restore_prepared(local(record.facts))
+                paper.restored = paper.started = True
+            elif fingerprint is not None:
+                if not prepare:
+                    return
+                self._prepare(paper)
+            paper.groups = plan.groups()
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001 - the other papers still run; this one says what stopped it
-            log.exception("%s: stopped before training", paper.plan.key)
+            log.exception("%s: stopped before training", plan.key)
             paper.error = one_line(err)
+            paper.started = True
             return
-        quick = paper.plan.quick_groups() if self.config.quick else None
+        quick = plan.quick_groups() if self.config.quick else None
         paper.skipped = {g.key: QUICK_SKIP for g in paper.groups if quick is not None and g.key not in quick}
-        paper.skipped.update(paper.plan.missing)
+        paper.skipped.update(plan.missing)
         compared = paper.compared()
-        paper.planned = [self._cell(paper, g, seed) for seed in self.config.seeds for g in paper.selected
-                         if seed == self.config.seeds[0] or g.key in compared]
+        seeds = self.config.seeds
+        paper.planned = [self.cell(paper, g, seed) for seed in seeds for g in paper.selected
+                         if seed == seeds[0] or g.key in compared]
+        for cell in paper.planned:
+            record = self.ledger.cell(plan.key, cell.name, cell.digest)
+            if record is not None:
+                paper.results.add([CellResult(cell, record, source="ledger")])
+                paper.started = True
+            else:
+                stale = self.ledger.stale(plan.key, cell.name, cell.digest)
+                if stale is not None:
+                    paper.stale[cell.name] = (f"stale: its record (commit {stale.commit[:8]}, {stale.finished[:10]}) "
+                                              "was trained with other settings")
+                    paper.started = True
 
-    def _cell(self, paper: PaperRun, group: Group, seed: int) -> Cell:
-        return make_cell(self.config.prefix, self.config.experiment, paper.plan.key, group, seed)
+    def _prepare(self, paper: PaperRun) -> None:
+        """Run the plan's data step here and record what it computed."""
+        plan = paper.plan
+        began = time.time()
+        init_ray()
+        plan.prepare()
+        paper.restored, paper.started = False, True
+        facts = portable(plan.prepared_facts())
+        known = self.ledger.prepared(plan.key, paper.data_digest)
+        if known is None or known.facts != facts:
+            checkout = system_tags()
+            self.ledger.append(PreparedRecord(
+                paper=plan.key, digest=paper.data_digest, facts=facts,
+                commit=checkout.get("mlflow.source.git.commit", "unknown"),
+                dirty={"true": True, "false": False}.get(checkout.get(GIT_DIRTY, "")),
+                seconds=round(time.time() - began, 1), machine=machine(), finished=utc(time.time())))
 
-    @staticmethod
-    def _done(paper: PaperRun, cell: Cell) -> bool:
-        return any(r.ok and r.cell.seed == cell.seed for r in paper.results.of(cell.group))
+    def cell(self, paper: PaperRun, group: Group, seed: int) -> Cell:
+        return make_cell(self.config.prefix, self.config.experiment, paper.plan.key, group, seed, paper.data_digest)
 
-    def _train(self, paper: PaperRun, runner: CellRunner, cells: list[Cell]) -> None:
+    def train(self, paper: PaperRun, cells: list[Cell]) -> None:
+        """Find or train the cells not done yet. A paper restored from the ledger prepares its data for real
+        first (the cells read it)."""
+        missing = []
         for cell in cells:
-            if not self._done(paper, cell):
-                paper.results.add([runner.run(cell)])
+            if paper.done(cell):
+                continue
+            found = self.runner.find(cell)
+            if found is not None:
+                paper.results.add([found])
+            else:
+                missing.append(cell)
+        if not missing:
+            return
+        if paper.restored:
+            try:
+                self._prepare(paper)
+                groups = {g.key: g for g in paper.plan.groups()}
+                missing = [self.cell(paper, groups[c.group], c.seed) for c in missing if c.group in groups]
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as err:  # noqa: BLE001
+                log.exception("%s: could not prepare the data its missing cells need", paper.plan.key)
+                paper.results.add([CellResult(c, error=f"data step failed: {one_line(err)}") for c in missing])
+                return
+        init_ray()
+        paper.results.add(self.runner.train_all(missing))
 
-    def _write(self, paper: PaperRun, tracker: RunTracker) -> None:
-        """The paper's findings, figure, analyses and part; then the whole document again."""
+    def write(self, papers: list[PaperRun], tracker: RunTracker | None) -> None:
+        """Every paper's findings, figure, analyses and part, then the whole document, from the ledger; the papers
+        of this run with the errors it met."""
+        running = {paper.plan.key: paper for paper in papers}
+        context = papers[0].plan.context if papers else PlanContext(self.config)
+        parts = {}
+        for key, plan_class in PLANS.items():
+            paper = running.get(key) or self._views.get(key)
+            if paper is None:
+                paper = self._views[key] = PaperRun(plan_class(context))
+                self.open(paper, prepare=False)
+            parts[key] = self.part(paper, tracker) if paper.started or key in running else None
+        write_document(self.config, parts, {key: plan.title for key, plan in PLANS.items()}, self.ledger, tracker)
+
+    def part(self, paper: PaperRun, tracker: RunTracker | None):
         config, plan = self.config, paper.plan
         comparisons = [finding.compare(paper.results) for finding in plan.findings()] if paper.error is None else []
         labels = {g.key: g.title for g in paper.groups}
@@ -148,28 +244,49 @@ class Reproduction:
             except Exception as err:  # noqa: BLE001 - a failed analysis must not lose the trained cells' tables
                 log.exception("%s: analyses failed", plan.key)
                 sections = [Section("Analyses", f"The analyses failed: {one_line(err)}")]
-        for path in [figure, *(p for s in sections for p in s.figures)]:
-            if path is not None:
-                tracker.log_artifact(path, f"figures/{plan.key}")
-        part = paper_part(plan, paper.results, comparisons, paper.planned, paper.skipped, figure, sections,
-                          config.document_path, paper.error)
-        part.save(config.parts_path)
-        write_document(config, tracker, self.command)
+        if tracker is not None:
+            for path in [figure, *(p for s in sections for p in s.figures)]:
+                if path is not None:
+                    tracker.log_artifact(path, f"figures/{plan.key}")
+        prepared = self.ledger.prepared(plan.key, paper.data_digest) if paper.data_digest else None
+        return paper_part(plan, paper.results, comparisons, paper.planned, paper.skipped, paper.stale, figure,
+                          sections, config.document_path, self.ledger, paper.error,
+                          prepared.seconds or 0.0 if prepared is not None else 0.0)
+
+    # -- one cell again --------------------------------------------------------------------------------------
+    def verify(self, name: str) -> tuple[CellResult | None, CellResult]:
+        """Train the planned cell ``name`` again (under the run name ``<name>-verify-<time>``) and return its ledger
+        result (None if it has none) beside the new one; the new one is not added to the ledger."""
+        init_ray()
+        context = PlanContext(self.config, self.pipelines)
+        for key in self.config.papers:
+            paper = PaperRun(PLANS[key](context))
+            self.open(paper)
+            cell = next((c for c in paper.planned if c.name == name), None)
+            if cell is None:
+                continue
+            recorded = next((r for r in paper.results.all if r.cell.name == name), None)
+            if paper.restored:
+                self._prepare(paper)
+                groups = {g.key: g for g in paper.plan.groups()}
+                cell = self.cell(paper, groups[cell.group], cell.seed)
+            again = cell.renamed(f"{name}-verify-{time.strftime('%Y%m%d%H%M%S', time.gmtime())}")
+            self.runner = CellRunner(Ledger(self.config.output_path / "verify-ledger"))
+            return recorded, self.runner.train_all([again])[0]
+        planned = [c.name for key in self.config.papers for c in self._planned_names(key, context)]
+        raise LookupError(f"no planned cell named {name!r}; planned cells: {', '.join(planned[:8])}"
+                          + (f" and {len(planned) - 8} more" if len(planned) > 8 else ""))
+
+    def _planned_names(self, key: str, context: PlanContext) -> list[Cell]:
+        paper = PaperRun(PLANS[key](context))
+        self.open(paper, prepare=False)
+        return paper.planned
 
 
-def write_document(config: ReproduceConfig, tracker: RunTracker, command: str) -> None:
-    parts = {key: PaperPart.load(config.parts_path, key) for key in PLANS}
-    titles = {key: plan.title for key, plan in PLANS.items()}
-    text = assemble(parts, titles, command=command, seeds=config.seeds, quick=config.quick,
-                    experiment=config.experiment, parent_run_id=tracker.run_id)
-    path = config.document_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f".{path.name}.tmp")
-    scratch.write_text(text)
-    scratch.replace(path)
-    tracker.log_text(text, "reproduction.md")
-
-
-def reproduce(config: ReproduceConfig, pipelines: Mapping[str, PipelineRunner], command: str = "parabit reproduce"):
-    """Run ``config.papers`` and write the document; returns its path."""
-    return Reproduction(config, pipelines, command).run()
+def reproduce(config: ReproduceConfig, pipelines: Mapping[str, PipelineRunner],
+              command: str = "parabit reproduce") -> Reproduction:
+    """Run ``config.papers`` and write the document; returns the finished reproduction (its ``counts`` say how
+    many cells came from the ledger, from MLflow, were trained, or failed)."""
+    reproduction = Reproduction(config, pipelines, command)
+    reproduction.run()
+    return reproduction

@@ -1,9 +1,10 @@
-"""Scores of a supervised Siamese model: Pearson r, Spearman and MSE (SICK); accuracy and F1 at a threshold (MSRP)."""
+"""Scores of a supervised Siamese model: Pearson r, Spearman and MSE (SICK); accuracy, precision and F1 at a
+threshold (MSRP)."""
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, f1_score, precision_score
 
 from parabit.evaluation.metrics import pearson, spearman
 from parabit.evaluation.report import Score
@@ -32,11 +33,13 @@ def best_threshold(probability: np.ndarray, labels: np.ndarray) -> float:
 
 
 def classification_scores(probability: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
-    """``accuracy`` and ``f1`` (positive class = paraphrase) of ``probability >= threshold``, and the threshold."""
+    """``accuracy``, ``precision`` and ``f1`` (positive class = paraphrase) of ``probability >= threshold``, and the
+    threshold. Precision is Bao et al.'s MSRP column ("p")."""
     gold = np.asarray(labels) > 0.5
     predicted = np.asarray(probability) >= threshold
-    return {"accuracy": float(accuracy_score(gold, predicted)), "f1": float(f1_score(gold, predicted, zero_division=0)),
-            "threshold": float(threshold)}
+    return {"accuracy": float(accuracy_score(gold, predicted)),
+            "precision": float(precision_score(gold, predicted, zero_division=0)),
+            "f1": float(f1_score(gold, predicted, zero_division=0)), "threshold": float(threshold)}
 
 
 def task_scores(task: str, predicted: np.ndarray, gold: np.ndarray, threshold: float | None = None) -> dict[str, float]:

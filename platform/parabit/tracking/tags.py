@@ -29,6 +29,8 @@ REPRODUCTION_CELL = "parabit.reproduction.cell"
 REPRODUCTION_PAPER = "parabit.reproduction.paper"
 REPRODUCTION_GROUP = "parabit.reproduction.group"
 REPRODUCTION_SEED = "parabit.reproduction.seed"
+# What the cell trains (its ledger digest: parabit.reproduction.ledger), so a run of other settings is never reused.
+REPRODUCTION_DIGEST = "parabit.reproduction.digest"
 # The command line that started the run (also in the registered model's description).
 COMMAND = "parabit.command"
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, \
     model_validator
 
-from parabit.config import Config
+from parabit.config import Config, to_dict
 
 
 class OptimConfig(Config):
@@ -115,3 +115,15 @@ class RunConfig(Config):
         if not value.strip():
             raise ValueError("name must be a non-empty run name")
         return value
+
+
+# Settings a re-run of the same name may change: where and how it runs and is tracked, and for how many epochs (a
+# longer run continues from the last checkpoint), never what it trains.
+RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "max_failures"})
+RESUMABLE_FIELDS = frozenset({"optim.epochs"})
+
+
+def trained_settings(config: RunConfig) -> dict:
+    """What a run of ``config.name`` trains: its config without the settings a re-run may change (what a run name
+    stands for, and what a reproduction cell's ledger digest covers)."""
+    return {key: value for key, value in to_dict(config).items() if key not in RESUMABLE_CHANGES}

@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ray
@@ -39,6 +39,7 @@ from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.evaluation import log_report
 from parabit.tracking.registry import register_model
 from parabit.training.checkpointing import finished_checkpoint, load_state
+from parabit.training.config import RESUMABLE_FIELDS, trained_settings
 from parabit.training.config import RunConfig as RunSettings
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
@@ -81,6 +82,7 @@ class TrainingResult:
     record: TrainingRecord
     checkpoint_path: str
     seconds: dict[str, float]
+    data: dict = field(default_factory=dict)  # sizes of what it trained on (:func:`data_sizes`)
 
     @property
     def history(self) -> list[dict]:
@@ -100,35 +102,25 @@ def run_directory(config: RunSettings) -> Path:
     return storage_path(config) / config.name
 
 
-def _run_record(config: RunSettings) -> Path:
+def _record_path(config: RunSettings) -> Path:
     """Where a named run's record is kept: its MLflow run id (so a re-run continues the same MLflow run) and the
     settings it trains with (so a re-run cannot change them)."""
     return storage_path(config) / f"{config.name}.parabit.json"
 
 
-def _read_record(config: RunSettings) -> dict:
-    record = _run_record(config)
+def run_record(config: RunSettings) -> dict:
+    """The record of the run ``config.name`` (its MLflow run id, the settings it trains): empty if it never ran."""
+    record = _record_path(config)
     return json.loads(record.read_text()) if record.exists() else {}
 
 
 def _record_once(config: RunSettings, key: str, value) -> None:
     """Add ``key`` to the run's record unless it is already there (a record's entries never change)."""
-    content = _read_record(config)
+    content = run_record(config)
     if key not in content:
-        record = _run_record(config)
+        record = _record_path(config)
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps({**content, key: value}))
-
-
-# Settings a re-run of the same name may change: where and how it runs and is tracked, and for how many epochs (a
-# longer run continues from the last checkpoint), never what it trains.
-RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "max_failures"})
-RESUMABLE_FIELDS = frozenset({"optim.epochs"})
-
-
-def trained_settings(config: RunSettings) -> dict:
-    """What a run of ``config.name`` trains: its config without the settings a re-run may change."""
-    return {key: value for key, value in to_dict(config).items() if key not in RESUMABLE_CHANGES}
 
 
 def _flatten(value, prefix: str = "") -> dict:
@@ -141,7 +133,7 @@ def check_same_settings(config: RunSettings) -> None:
     """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
     from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
     trained with the old one. Runs recorded before settings were kept are not checked."""
-    stored = _read_record(config).get("settings")
+    stored = run_record(config).get("settings")
     if stored is None:
         return
     before, now = _flatten(stored), _flatten(trained_settings(config))
@@ -152,7 +144,7 @@ def check_same_settings(config: RunSettings) -> None:
         raise ConfigError(
             f"run {config.name!r} was started with other settings ({shown}); a run of one name resumes from its "
             f"checkpoints, so give this one a new name (--set name=...), or delete {run_directory(config)} and "
-            f"{_run_record(config)} to train {config.name!r} again from scratch")
+            f"{_record_path(config)} to train {config.name!r} again from scratch")
 
 
 def record_settings(config: RunSettings) -> None:
@@ -187,7 +179,7 @@ def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: 
                  tags: dict | None = None, uri: str | None = None) -> RunTracker:
     """The MLflow run of ``config.name``: the one recorded for that name if this is a re-run, else a new one
     (with the config as params). ``kind`` ("training", "trial", "sweep") is tagged for filtering in the UI."""
-    previous = _read_record(config).get("mlflow_run_id")
+    previous = run_record(config).get("mlflow_run_id")
     tracker = RunTracker(config.tracking.experiment, config.name, run_id=previous, parent_run_id=parent_run_id,
                          tags={tag_names.KIND: kind, tag_names.RUN_NAME: config.name, tag_names.RECIPE: config.recipe,
                                **(tags or {})}, uri=uri)
@@ -321,7 +313,23 @@ def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) 
         tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,
-                          seconds)
+                          seconds, data_sizes(prepared))
+
+
+def data_sizes(prepared: PreparedData) -> dict:
+    """The numbers in the prepared data's statistics (pairs, rows, per split), and the vocabulary's size."""
+    return {**data_sizes_of(prepared.stats), "vocabulary": len(prepared.vocab)}
+
+
+def data_sizes_of(stats: dict) -> dict:
+    """The numbers in a prepared folder's ``stats.json`` (nested dicts kept, everything else dropped)."""
+    def numbers(value):
+        if isinstance(value, dict):
+            kept = {key: numbers(item) for key, item in value.items()}
+            return {key: item for key, item in kept.items() if item not in (None, {})}
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return numbers(stats) or {}
 
 
 def untrained_embedder(recipe: Recipe) -> SentenceEmbedder | None:

@@ -12,7 +12,7 @@ length, repetition, rare words), measured on (reference, translation) pairs of o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,15 +51,49 @@ class TextProfile:
                 "median rank of known tokens": float(np.median(known)) if known.size else float("nan")}
 
 
+LENGTH_BINS = tuple(range(0, 62, 2))  # token-count histogram edges (longer sentences counted in the last bin)
+RANK_QUANTILES = tuple(i / 100 for i in range(101))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison, summarised: its ``measures`` (:meth:`TextProfile.summary`), the density of its
+    sentence lengths over :data:`LENGTH_BINS` and the log10 GloVe rank of its known tokens at
+    :data:`RANK_QUANTILES` (what the figure draws): small enough for the results ledger."""
+
+    measures: dict[str, float]
+    length_density: tuple[float, ...]
+    log_rank_quantiles: tuple[float, ...]
+
+    @classmethod
+    def of(cls, profile: TextProfile) -> "Side":
+        density, _ = np.histogram(np.clip(profile.lengths, 0, LENGTH_BINS[-1] - 1), bins=LENGTH_BINS, density=True)
+        known = profile.ranks[profile.ranks > 0]
+        quantiles = np.log10(np.quantile(known, RANK_QUANTILES)) if known.size else np.full(len(RANK_QUANTILES),
+                                                                                               np.nan)
+        return cls(profile.summary(), tuple(float(x) for x in density), tuple(float(x) for x in quantiles))
+
+
 @dataclass(frozen=True)
 class Comparison:
     """References vs translations of one engine."""
 
     engine: str
     pairs: int
-    reference: TextProfile
-    translation: TextProfile
+    reference: Side
+    translation: Side
     classifier_accuracy: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Comparison":
+        def side(values: dict) -> Side:
+            return Side(dict(values["measures"]), tuple(values["length_density"]), tuple(values["log_rank_quantiles"]))
+
+        return cls(data["engine"], data["pairs"], side(data["reference"]), side(data["translation"]),
+                   data["classifier_accuracy"])
 
 
 def glove_ranks() -> dict[str, int]:
@@ -74,8 +108,8 @@ def compare_texts(engine: str, references: list[str], translations: list[str], s
     references = [references[i] for i in order]
     translations = [translations[i] for i in order]
     tokenizer, rank = Tokenizer(), glove_ranks()
-    return Comparison(engine, len(references), TextProfile.of(references, tokenizer, rank),
-                      TextProfile.of(translations, tokenizer, rank),
+    return Comparison(engine, len(references), Side.of(TextProfile.of(references, tokenizer, rank)),
+                      Side.of(TextProfile.of(translations, tokenizer, rank)),
                       separability(references, translations, seed))
 
 
@@ -103,11 +137,11 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     """Markdown: one row per measure, reference and translation side by side for every engine."""
     if not comparisons:
         return ""
-    measures = list(comparisons[0].reference.summary())
+    measures = list(comparisons[0].reference.measures)
     header = "| measure | " + " | ".join(f"{c.engine}: reference | {c.engine}: translation" for c in comparisons)
     lines = [header + " |", "|---" * (1 + 2 * len(comparisons)) + "|"]
     for measure in measures:
-        cells = [f"{c.reference.summary()[measure]:.2f} | {c.translation.summary()[measure]:.2f}" for c in comparisons]
+        cells = [f"{c.reference.measures[measure]:.2f} | {c.translation.measures[measure]:.2f}" for c in comparisons]
         lines.append(f"| {measure} | " + " | ".join(cells) + " |")
     lines.append("| classifier accuracy, reference vs translation (0.5 = indistinguishable) | "
                  + " | ".join(f"{c.classifier_accuracy:.3f} | " for c in comparisons) + " |")
@@ -123,19 +157,16 @@ def comparison_figure(comparisons: list[Comparison], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-    bins = np.arange(0, 61, 2)
     for c in comparisons:
-        for side, profile, style in (("reference", c.reference, "-"), ("translation", c.translation, "--")):
+        for side, summary, style in (("reference", c.reference, "-"), ("translation", c.translation, "--")):
             label = f"{c.engine} {side}"
-            axes[0].hist(np.clip(profile.lengths, 0, 60), bins=bins, histtype="step", linestyle=style, density=True,
-                         label=label)
-            known = np.sort(profile.ranks[profile.ranks > 0])
-            axes[2].plot(np.log10(known), np.linspace(0, 1, known.size), linestyle=style, label=label)
+            axes[0].stairs(summary.length_density, LENGTH_BINS, linestyle=style, label=label)
+            axes[2].plot(summary.log_rank_quantiles, RANK_QUANTILES, linestyle=style, label=label)
     names, values = [], []
     for c in comparisons:
-        for side, profile in (("ref", c.reference), ("MT", c.translation)):
+        for side, summary in (("ref", c.reference), ("MT", c.translation)):
             names.append(f"{c.engine}\n{side}")
-            values.append(100 * profile.repeated_tokens.mean())
+            values.append(summary.measures["repeated-token share %"])
     axes[1].bar(range(len(values)), values, color=["tab:blue", "tab:orange"] * len(comparisons))
     axes[1].set_xticks(range(len(values)), names, fontsize=7)
     axes[0].set(title="sentence length", xlabel="tokens", ylabel="density")

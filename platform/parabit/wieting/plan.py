@@ -92,6 +92,7 @@ class WietingPlan(PaperPlan):
         self.sizes: dict[str, int] = {}  # comparison -> equal size
         self.tuned: dict[str, Tuned] = {}
         self.engines: dict[str, tuple[list[str], list[str]]] = {}  # engine -> (references, translations)
+        self._compared: dict[str, analyses.Comparison] | None = None  # their §6 analyses
 
     # -- pipelines -------------------------------------------------------------------------------------------
     def _pipeline_config(self, path: str, name: str, **overrides) -> PipelineConfig:
@@ -104,6 +105,7 @@ class WietingPlan(PaperPlan):
         return result.stages["score"]
 
     def prepare(self) -> None:
+        self._compared = None
         overrides = {"sources": [{"format": "tatoeba", "lang": "es", "limit": self.settings.quick_pairs}]} \
             if self.quick else {}
         scored = self._scored(self._pipeline_config(self.settings.backtranslate, "apertium", **overrides))
@@ -186,6 +188,28 @@ class WietingPlan(PaperPlan):
             self.paths[key] = select_variant(stage, root, Variant(key), size, self.settings.seed)
             self.engines[key.removeprefix("engine-")] = _texts(tables[key])
 
+    # -- the ledger's prepared record ---------------------------------------------------------------------------
+    def data_fingerprint(self):
+        """The settings, the pipeline configs and the training config (threshold tuning trains with it)."""
+        return {"settings": self.settings, "quick": self.quick,
+                "backtranslate": load_config(PipelineConfig, project_path(self.settings.backtranslate)),
+                "roundtrip": load_config(PipelineConfig, project_path(self.settings.roundtrip)),
+                "train": load_run_config(project_path(self.settings.train))}
+
+    def facts(self) -> dict:
+        return {"paths": {key: str(path) for key, path in self.paths.items()}, "sizes": dict(self.sizes),
+                "available_by_range": dict(getattr(self, "available_by_range", {})),
+                "tuned": {label: tuned.to_dict() for label, tuned in self.tuned.items()},
+                "comparisons": {engine: c.to_dict() for engine, c in self._comparisons().items()}}
+
+    def restore(self, facts: dict) -> None:
+        self.paths = {key: Path(path) for key, path in facts["paths"].items()}
+        self.sizes = dict(facts["sizes"])
+        self.available_by_range = dict(facts["available_by_range"])
+        self.tuned = {label: Tuned.from_dict(data) for label, data in facts["tuned"].items()}
+        self._compared = {engine: analyses.Comparison.from_dict(data)
+                          for engine, data in facts["comparisons"].items()}
+
     def _bilingual_pairs(self) -> int:
         from parabit.pairs.data import prepare_pairs
 
@@ -209,6 +233,8 @@ class WietingPlan(PaperPlan):
                    Group("ppdb", self._train(condition="ppdb", size=size), "PPDB"),
                    Group("gran-bt-unfiltered", self._train(path=self.paths["bt-unfiltered"], gran=True),
                          "GRAN, back-translated"),
+                   Group("gran-bilingual", self._train(condition="bilingual_sentences", size=size, gran=True),
+                         "GRAN, bilingual en–es"),
                    Group("gran-ppdb", self._train(condition="ppdb", size=size, gran=True), "GRAN, PPDB")]
         return groups
 
@@ -245,6 +271,7 @@ class WietingPlan(PaperPlan):
                               self._row("bilingual en–es pairs, AVG", "bilingual"),
                               self._row("PPDB lexical, AVG", "ppdb"),
                               self._row("back-translated, GRAN", "gran-bt-unfiltered"),
+                              self._row("bilingual en–es pairs, GRAN", "gran-bilingual"),
                               self._row("PPDB lexical, GRAN", "gran-ppdb")), corner="data"),
                   PaperTable(f"MT engines on the same {self.settings.engine_sample:,} Tatoeba references, "
                              f"{engines:,} pairs each (AVG)", tuple(COLUMNS),
@@ -288,7 +315,7 @@ class WietingPlan(PaperPlan):
         comparison = self._comparisons().get("apertium (all)")
         if comparison is None:
             return []
-        ref, mt = comparison.reference.summary(), comparison.translation.summary()
+        ref, mt = comparison.reference.measures, comparison.translation.measures
         rare = f"tokens beyond GloVe rank {analyses.RARE_RANK:,} %"
         paper = "clear differences (NMT)"
         return [
@@ -303,7 +330,7 @@ class WietingPlan(PaperPlan):
         ]
 
     def _comparisons(self) -> dict[str, analyses.Comparison]:
-        if not hasattr(self, "_compared"):
+        if self._compared is None:
             self._compared = {engine: analyses.compare_texts(engine, refs, mts, seed=self.settings.seed)
                               for engine, (refs, mts) in self.engines.items() if len(refs) >= 20}
         return self._compared

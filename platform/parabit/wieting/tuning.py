@@ -42,21 +42,24 @@ class Tuned:
     def chosen(self) -> Trial:
         return self.trials[self.best]
 
+    def to_dict(self) -> dict:
+        return {"filter": self.filter, "best": self.best, "trials": [asdict(t) for t in self.trials]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Tuned":
+        trials = tuple(Trial(tuple(t["window"]), t["thresholds"], t["path"], t["pairs"], t["dev_score"])
+                       for t in data["trials"])
+        return cls(data["filter"], trials, data["best"])
+
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch = path.with_name(f".{path.name}.tmp")
-        scratch.write_text(json.dumps({"filter": self.filter, "best": self.best,
-                                       "trials": [asdict(t) for t in self.trials]}, indent=1))
+        scratch.write_text(json.dumps(self.to_dict(), indent=1))
         scratch.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> "Tuned | None":
-        if not path.is_file():
-            return None
-        data = json.loads(path.read_text())
-        trials = tuple(Trial(tuple(t["window"]), t["thresholds"], t["path"], t["pairs"], t["dev_score"])
-                       for t in data["trials"])
-        return cls(data["filter"], trials, data["best"])
+        return cls.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
 def tune_thresholds(name: str, label: str, base: RunConfig, candidates: list[Trial], workdir: Path,
