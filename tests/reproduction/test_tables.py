@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from parabit.reproduction.cells import Cell, CellResult, Results
+from parabit.reproduction.ledger import CellRecord
 from parabit.reproduction.metrics import Metric
 from parabit.reproduction.tables import Entry, PaperTable, Row
 
@@ -11,8 +12,10 @@ SICK = Metric.named("sick/test/pearson", digits=2)
 
 
 def result(group: str, seed: int, metrics: dict[str, float], error: str | None = None) -> CellResult:
-    return CellResult(Cell("elgohary", group, seed, config=None), run_id=None if error else f"run-{seed}",
-                      metrics=metrics, error=error)
+    record = None if error else CellRecord(
+        cell=f"{group}-s{seed}", paper="elgohary", group=group, seed=seed, digest="d", commit="c", metrics=metrics,
+        train_seconds=1.0, data={}, machine={}, started="2026-11-25T10:00:00Z", finished="2026-11-25T10:00:01Z")
+    return CellResult(Cell("elgohary", group, seed, config=None), record, error=error)
 
 
 def test_a_table_puts_the_paper_beside_our_mean_and_spread_over_seeds():

@@ -117,7 +117,7 @@ def cell_digest(config: RunConfig, data_digest: str = "") -> str:
     """What a cell trains (see the module docstring): its non-default settings but those a re-run of one name may
     change (run name, tracking, scaling, storage), paths made portable, and its paper's data."""
     trained = {key: value for key, value in settings(config).items() if key not in RESUMABLE_CHANGES}
-    return digest({"training": trained, "data": data_digest})
+    return digest({"recipe": config.recipe, "training": trained, "data": data_digest})
 
 
 def finite_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
