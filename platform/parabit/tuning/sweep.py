@@ -208,8 +208,9 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
         results = _tuner(space, trainable, directory).fit()
         seconds = time.perf_counter() - started
         ended = results.num_terminated + results.num_errors
-        _close_trial_runs(parent.uri, space, results, interrupted=ended < space.trial_count)
-        if ended < space.trial_count:
+        interrupted = ended < space.trial_count or any(_interrupted(r.error) for r in results)
+        _close_trial_runs(parent.uri, space, results, interrupted=interrupted)
+        if interrupted:
             raise SweepInterrupted(f"sweep {space.name} interrupted after {ended} of {space.trial_count} trials; "
                                    "its state is saved: run the same command again to resume it")
         summary = _finish(space, base, parent, results, seconds)
@@ -243,6 +244,16 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
         model_uri = register_model(base, parent, evaluation.embedder, alias=CANDIDATE)
     return SweepSummary(space.name, base.tracking.experiment, len(frame), results.num_errors, best_name,
                         best_params, score, evaluation.report, model_uri, parent.run_id, seconds)
+
+
+def _interrupted(error: BaseException | None) -> bool:
+    """Whether a trial ended because the sweep was interrupted (Ctrl-C reaches the trial's process too, which then
+    fails with KeyboardInterrupt, possibly wrapped by Ray), not because of a fault of its own."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt) or "KeyboardInterrupt" in f"{type(error).__name__}: {error}":
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) -> None:

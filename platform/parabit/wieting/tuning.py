@@ -82,10 +82,11 @@ def tune_thresholds(name: str, label: str, base: RunConfig, candidates: list[Tri
     run_sweep(space)
     scores = trial_dev_scores(name, base.tracking.experiment)
     trials = tuple(Trial(c.window, c.thresholds, c.path, c.pairs, scores.get(c.path)) for c in candidates)
-    ranked = [i for i, t in enumerate(trials) if t.dev_score is not None]
-    if not ranked:
-        raise RuntimeError(f"threshold sweep {name}: no trial reported a dev score")
-    tuned = Tuned(label, trials, max(ranked, key=lambda i: trials[i].dev_score))
+    unscored = [str(t.window) for t in trials if t.dev_score is None]
+    if unscored:  # a choice among the rest would not be the tuned one: nothing is saved, the sweep resumes
+        raise RuntimeError(f"threshold sweep {name}: the trials of windows {', '.join(unscored)} did not finish with "
+                           "a dev score; run the same command again to resume the sweep")
+    tuned = Tuned(label, trials, max(range(len(trials)), key=lambda i: trials[i].dev_score))
     tuned.save(saved)
     return tuned
 
