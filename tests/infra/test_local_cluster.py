@@ -6,6 +6,7 @@ order, the last one stops it."""
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import random
@@ -23,6 +24,7 @@ import yaml
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
+from parabit.reproduction.ledger import Ledger
 from parabit.training.config import ScalingConfig
 
 from ..cluster_support import cli_env, write_config
@@ -196,6 +198,32 @@ def test_two_trial_sweep_job(local_cluster, tmp_path):
     assert {c.data.params["objective.margin"] for c in children} == {"1.0", "10.0"}
     assert all(c.data.params["optim.epochs"] == "1" and "dev_score" in c.data.metrics for c in children)
     assert "sts2016/mean/pearson" in parent.data.metrics
+
+
+@pytest.mark.slow
+def test_reproduction_cells_train_side_by_side(local_cluster, tmp_path):
+    """`--parallel 2`: Bao's two quick cells train at once, each a Ray task with its own Ray Train run; their ledger
+    records' wall-clock intervals overlap, and each has its run in the cluster's MLflow store."""
+    cluster = local_cluster
+    ledger = tmp_path / "ledger"
+    submitted = cluster.submit("python", "jobs/reproduce.py", "--quick", "--repeats", "1", "--seed-paper", "bao",
+                               "--parallel", "2", "--set", f"ledger={ledger}", "--set",
+                               f"document={tmp_path / 'reproduction.md'}", timeout=600)
+    assert "0 taken from the ledger" in submitted.stdout and "2 trained, 0 failed" in submitted.stdout
+    records = Ledger(ledger).cells("bao")
+    assert len(records) == 2
+
+    def seconds(stamp: str) -> float:
+        return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+    first, second = sorted(records, key=lambda r: r.started)
+    assert seconds(second.started) < seconds(first.finished)  # the second started before the first finished
+    client = cluster.mlflow_client()
+    for record in records:
+        run = client.get_run(record.mlflow_run_id)
+        assert run.info.status == "FINISHED" and run.info.run_name == record.cell
+        assert run.data.metrics["sick-en/test/pearson"] == record.metrics["sick-en/test/pearson"]
+        assert record.machine["cell_cpus"] == 1.0  # (3 cluster CPUs - 1 kept for Ray Data) / 2 cells
 
 
 @pytest.mark.slow

@@ -1,59 +1,120 @@
-"""`parabit reproduce --quick --repeats 1` end to end: every seed paper's section with its findings, tables and cells,
-each cell's number read back from its MLflow run, and a re-run that trains nothing again."""
+"""`parabit reproduce --quick --repeats 1` end to end, run once for the module: every seed paper's section with its
+findings, tables and cells; every cell in the ledger with the numbers its MLflow run logged; a fresh MLflow store
+with only the ledger writes the same document byte for byte without training; a changed config makes its cells
+stale."""
 
 from __future__ import annotations
 
+import math
 import re
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
 
+from parabit.reproduction.config import ReproduceConfig
+from parabit.reproduction.ledger import Ledger
+from parabit.reproduction.plan import PlanContext
+from parabit.reproduction.plans import PLANS
+from parabit.reproduction.reproduce import PaperRun, Reproduction
+
 from ..cluster_support import BIN, session_ray_env
 
 PAPERS = ("Bao et al. 2018", "Elgohary & Carpuat 2017", "Wieting, Mallinson & Gimpel 2017", "Chen et al. 2019")
-CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([0-9a-f]{32}) \| ([^|]+?) \| ([-0-9.]+) \|", re.M)
-CELLS = re.compile(r"^Cells: (\d+) of (\d+) finished \((\d+) found finished in MLflow, not retrained\)\.$", re.M)
+CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([^|]+?) \| ([-0-9.]+) \| \d+ \| [-0-9]{10} \| [0-9a-f]+ \| "
+                      r"([0-9a-f]{32}) \|$", re.M)
+CELLS = re.compile(r"^Cells: (\d+) of (\d+) finished\.$", re.M)
+COUNTS = re.compile(r"^cells: (\d+) taken from the ledger \((\S+)\), (\d+) from MLflow runs, (\d+) trained, "
+                    r"(\d+) failed$", re.M)
 
 
-def reproduce(env: dict) -> str:
-    done = subprocess.run([str(BIN / "parabit"), "reproduce", "--quick", "--repeats", "1"], env=env,
+def reproduce(env: dict, *args: str) -> str:
+    done = subprocess.run([str(BIN / "parabit"), "reproduce", "--quick", "--repeats", "1", *args], env=env,
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
-@pytest.mark.slow
-def test_a_quick_reproduction_writes_every_paper_from_its_mlflow_runs_and_resumes(ray_session, isolated_mlflow_store,
-                                                                                  tmp_path):
-    env = session_ray_env(MLFLOW_TRACKING_URI=isolated_mlflow_store, PARABIT_OUTPUT=str(tmp_path / "outputs"))
-    (document,) = re.findall(r"^document: (\S+)", reproduce(env), re.M)
-    text = open(document).read()
+@pytest.fixture(scope="module")
+def quick(ray_session, isolated_mlflow_store, tmp_path_factory):
+    """One quick reproduction of the four papers: (stdout, document path, ledger folder, environment)."""
+    outputs = tmp_path_factory.mktemp("quick-reproduction") / "outputs"
+    env = session_ray_env(MLFLOW_TRACKING_URI=isolated_mlflow_store, PARABIT_OUTPUT=str(outputs))
+    stdout = reproduce(env)
+    (document,) = re.findall(r"^document: (\S+)", stdout, re.M)
+    return stdout, Path(document), outputs / "reproduction" / "repro-quick" / "ledger", env
 
+
+@pytest.mark.slow
+def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, isolated_mlflow_store):
+    stdout, document, ledger_folder, _ = quick
+    text = document.read_text()
     assert text.startswith("# Reproducing the seed papers") and "## Findings at a glance" in text
-    sections = re.findall(r"^## (.+)$", text, re.M)
-    assert [s for s in sections if s.startswith(PAPERS)] == sorted(
-        (s for s in sections if s.startswith(PAPERS)), key=lambda s: [s.startswith(p) for p in PAPERS].index(True))
-    assert len([s for s in sections if s.startswith(PAPERS)]) == 4  # all four papers, in the order they run
+    sections = [s for s in re.findall(r"^## (.+)$", text, re.M) if s.startswith(PAPERS)]
+    assert len(sections) == 4 and [next(p for p in PAPERS if s.startswith(p)) for s in sections] == list(PAPERS)
     glance = text.split("## Findings at a glance", 1)[1].split("\n## ", 1)[0]
     for paper in ("bao", "elgohary", "wieting", "bildrl"):
         assert f"| {paper} |" in glance
 
-    # Every paper trained the groups of one finding, and every finished cell's number is its MLflow run's.
+    # Every paper trained the groups of one finding; every cell is one ledger line with its MLflow run's numbers.
     counts = [tuple(map(int, c)) for c in CELLS.findall(text)]
-    assert len(counts) == 4 and all(finished == planned >= 2 and reused == 0 for finished, planned, reused in counts)
+    assert len(counts) == 4 and all(finished == planned >= 2 for finished, planned in counts)
+    (taken, _, from_mlflow, trained, failed), = [tuple(int(x) if x.isdigit() else x for x in c)
+                                                 for c in COUNTS.findall(stdout)]
+    assert (taken, from_mlflow, failed) == (0, 0, 0) and trained == sum(p for _, p in counts)
     rows = CELL_ROW.findall(text)
-    assert len(rows) == sum(planned for _, planned, _ in counts)
+    assert len(rows) == trained
+    ledger = Ledger(ledger_folder)
+    records = {r.cell: r for paper in PLANS for r in ledger.cells(paper)}
+    assert sorted(records) == sorted(name for name, *_ in rows)
     client = MlflowClient(isolated_mlflow_store)
-    for name, seed, run_id, metric, value in rows:
-        run = client.get_run(run_id)
-        assert run.info.run_name == name and run.info.status == "FINISHED" and seed == "1"
+    for name, seed, metric, value, run_id in rows:
+        record, run = records[name], client.get_run(run_id)
+        assert record.mlflow_run_id == run_id and record.seed == int(seed) == 1 and record.train_seconds > 0
+        assert run.info.run_name == name and run.info.status == "FINISHED"
+        assert run.data.tags["parabit.reproduction.digest"] == record.digest
+        assert record.metrics == {k: v for k, v in run.data.metrics.items() if math.isfinite(v)}  # all it logged
         if "/" in metric:  # one MLflow metric (a label instead: the mean of several, e.g. the STS years)
-            assert run.data.metrics[metric] == pytest.approx(float(value), abs=1e-6), name
-    assert sum("/" in metric for *_, metric, _ in rows) >= 4  # Bao's and BilDRL's cells at least
+            assert record.metrics[metric] == pytest.approx(float(value), abs=1e-6), name
+        assert record.data and record.machine["cpus"] >= 1 and record.started <= record.finished
+    assert sum("/" in metric for _, _, metric, _, _ in rows) >= 4  # Bao's and BilDRL's cells at least
 
-    # The same command again: every cell is found finished in MLflow, none trained again.
-    reproduce(env)
-    again = open(document).read()
-    assert [tuple(map(int, c)) for c in CELLS.findall(again)] == [(f, p, p) for f, p, _ in counts]
-    assert sorted(CELL_ROW.findall(again)) == sorted(rows)
+
+@pytest.mark.slow
+def test_a_fresh_store_with_the_ledger_writes_the_same_document_without_training(quick, tmp_path):
+    _, document, ledger_folder, env = quick
+    outputs = tmp_path / "outputs"
+    shutil.copytree(ledger_folder, outputs / "reproduction" / "repro-quick" / "ledger")
+    fresh = {**env, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'fresh.db'}", "PARABIT_OUTPUT": str(outputs)}
+    stdout = reproduce(fresh)
+    (taken, _, from_mlflow, trained, failed), = [tuple(int(x) if x.isdigit() else x for x in c)
+                                                 for c in COUNTS.findall(stdout)]
+    assert (from_mlflow, trained, failed) == (0, 0, 0) and taken == len(CELL_ROW.findall(document.read_text()))
+    (again,) = re.findall(r"^document: (\S+)", stdout, re.M)
+    assert Path(again) != document and Path(again).read_bytes() == document.read_bytes()
+    runs = MlflowClient(fresh["MLFLOW_TRACKING_URI"]).search_runs(
+        [e.experiment_id for e in MlflowClient(fresh["MLFLOW_TRACKING_URI"]).search_experiments()],
+        "tags.`parabit.kind` = 'training'")
+    assert runs == []  # no training run in the fresh store
+
+
+@pytest.mark.slow
+def test_a_changed_config_makes_its_recorded_cells_stale_and_an_unchanged_one_finds_them(quick):
+    _, _, ledger_folder, _ = quick
+    ledger = Ledger(ledger_folder)
+    recorded = {r.cell for r in ledger.cells("bao")}
+
+    def opened(**bao) -> PaperRun:
+        config = ReproduceConfig(quick=True, repeats=1, papers=("bao",), ledger=str(ledger_folder),
+                                 bao={"quick_pairs": 200, **bao})
+        paper = PaperRun(PLANS["bao"](PlanContext(config)))
+        Reproduction(config, {}).open(paper, prepare=False)
+        return paper
+
+    same = opened()
+    assert {r.cell.name for r in same.results.all} == recorded and same.stale == {}
+    changed = opened(quick_pairs=150)  # every quick cell trains on 150 pairs per split instead of 200
+    assert changed.results.all == [] and set(changed.stale) == recorded
+    assert all("stale" in why for why in changed.stale.values())
