@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import PositiveInt
 
-from parabit.config import Config, load_config
+from parabit.config import Config, load_config, read_yaml
 from parabit.elgohary.analyses import TEST_SETS, pairs_available, undertrained_ratios
 from parabit.elgohary.config import Condition, ReproductionConfig, phrase_data_paths, train_config
 from parabit.elgohary.paper import (CONDITION_LABELS, OBJECTIVE_LABELS, ROWS, TABLE4, TABLE5, TABLE6, TABLE6_SIZES,
@@ -29,6 +29,22 @@ PAPER_TABLE4_COLUMN = {"ppdb": 0, "pivot_paraphrases": 0, "bilingual_phrases": 1
 MONO = ("ppdb", "pivot_paraphrases")
 
 
+def sweep_trials(sweep: str, parameters: list[str], metric: str) -> list[dict]:
+    """Every trial of ``sweep``: its parameters and last ``metric``, from its MLflow run (best first)."""
+    from mlflow.tracking import MlflowClient
+
+    from parabit.tracking import tags
+    from parabit.tracking.store import tracking_uri
+
+    client = MlflowClient(tracking_uri())
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              f"tags.`{tags.SWEEP}` = '{sweep}' and tags.`{tags.KIND}` = 'trial'")
+    trials = [{"trial": run.info.run_name, "status": run.info.status,
+               "params": {p: run.data.params.get(p) for p in parameters}, metric: run.data.metrics.get(metric),
+               "epochs": run.data.metrics.get("epoch")} for run in runs]
+    return sorted(trials, key=lambda t: -(t[metric] if t[metric] is not None else float("-inf")))
+
+
 def paper_sts_avg(condition: str, objective: str) -> float:
     values = [paper_value(year, "mean", condition, objective) for year in YEARS]
     return sum(values) / len(values)
@@ -36,10 +52,13 @@ def paper_sts_avg(condition: str, objective: str) -> float:
 
 class ElgoharySettings(Config):
     """Elgohary & Carpuat's runs: ``config`` (a :class:`~parabit.elgohary.config.ReproductionConfig` YAML: conditions,
-    objectives, settings, analyses). ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
+    objectives, settings, analyses). ``jbi_sweep``: the sweep space whose best point on the paper's dev set (STS 2012
+    SMT-europarl train) gives every J_bi cell its settings, as the paper tuned them (null: the config's ``jbi`` as
+    given); its trials and choice are part of the paper's prepared record in the ledger. ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
     pairs each, one epoch, no analyses."""
 
     config: str = "jobs/configs/elgohary.yaml"
+    jbi_sweep: str | None = "tuning/spaces/jbi_elgohary.yaml"
     quick_pairs: PositiveInt = 2000
     quick_conditions: tuple[Condition, ...] = ("bilingual_sentences", "ppdb")
 
@@ -54,15 +73,21 @@ class ElgoharyPlan(PaperPlan):
         overrides = {"conditions": settings.quick_conditions, "max_pairs": settings.quick_pairs, "epochs": 1,
                      "analyses": []} if self.quick else {}
         self.config = load_config(ReproductionConfig, project_path(settings.config), overrides)
+        self.configured = self.config.model_copy(deep=True)  # before the sweep chose the J_bi settings
         self.data_paths: dict[str, str] = {}
         self.sizes: dict[int, str] = {}  # Table 6: pairs -> the paper's size it stands for
         self.available: dict[str, int] = {}
+        self.sweep: dict | None = None  # the J_bi sweep: its trials and choice
+        self._ratios: dict | None = None  # Table 4
+        self._filtered_counts: dict[str, int] = {}  # Table 5: pairs left without a SICK bigram
 
     # -- data ------------------------------------------------------------------------------------------------
     def prepare(self) -> None:
         phrases = self.config.phrases()
         if self.config.needs_phrases:
             self.context.pipeline("phrases", phrases)
+        if self.settings.jbi_sweep and not self.quick and "jbi" in self.config.objectives:
+            self._tune_jbi()
         self.data_paths = phrase_data_paths(phrases)
         if self.has_sizes or "memorisation" in self.config.analyses:
             self.available = {c: pairs_available(self._train(c, "jbi").data) for c in self.config.conditions}
@@ -73,17 +98,43 @@ class ElgoharyPlan(PaperPlan):
                 sizes.append(min(self.available["bilingual_sentences"], whole))
             self.sizes = {n: label for n, label in zip([*sizes, whole], TABLE6_SIZES)}
 
+    def _tune_jbi(self) -> None:
+        """Run (or resume) the J_bi sweep and take its best point for every J_bi cell."""
+        from parabit.tuning.space import load_space
+        from parabit.tuning.sweep import run_sweep
+
+        name = f"{self.context.config.prefix}-elgohary-jbi"
+        space = load_space(project_path(self.settings.jbi_sweep), name=name, overrides={
+            "tracking.experiment": self.context.config.experiment, "tracking.register_as": ""})
+        summary = run_sweep(space)
+        self.config.jbi = {**self.config.jbi, **summary.best_params}
+        self.sweep = {"name": name, "space": self.settings.jbi_sweep, "parent_run_id": summary.parent_run_id,
+                      "best_params": summary.best_params, "best_dev_score": summary.best_dev_score,
+                      "trials": sweep_trials(name, [p.path for p in space.parameters], space.search.metric),
+                      "seconds": round(summary.seconds, 1)}
+
     def data_fingerprint(self):
-        return {"settings": self.settings, "config": self.config, "quick": self.quick}
+        sweep = None
+        if self.settings.jbi_sweep and not self.quick:
+            sweep = read_yaml(project_path(self.settings.jbi_sweep))
+        return {"settings": self.settings, "config": self.configured, "quick": self.quick, "sweep": sweep}
 
     def facts(self) -> dict:
         return {"data_paths": dict(self.data_paths), "available": dict(self.available),
-                "sizes": [[pairs, label] for pairs, label in self.sizes.items()]}
+                "sizes": [[pairs, label] for pairs, label in self.sizes.items()], "jbi": dict(self.config.jbi),
+                "sweep": self.sweep,
+                "undertrained": self._undertrained() if "undertrained" in self.config.analyses else {},
+                "filtered": {c: self._filtered(c) for c in self.available}
+                if "memorisation" in self.config.analyses else {}}
 
     def restore(self, facts: dict) -> None:
         self.data_paths = dict(facts["data_paths"])
         self.available = dict(facts["available"])
         self.sizes = {int(pairs): label for pairs, label in facts["sizes"]}
+        self.config.jbi = dict(facts["jbi"])
+        self.sweep = facts["sweep"]
+        self._ratios = facts["undertrained"]
+        self._filtered_counts = facts["filtered"]
 
     @property
     def has_sizes(self) -> bool:
@@ -153,7 +204,10 @@ class ElgoharyPlan(PaperPlan):
         return tables
 
     def _filtered(self, condition: str) -> int:
-        return pairs_available(self._train(condition, "jbi", drop_bigrams_of=["sick"]).data)
+        if condition not in self._filtered_counts:
+            self._filtered_counts[condition] = pairs_available(
+                self._train(condition, "jbi", drop_bigrams_of=["sick"]).data)
+        return self._filtered_counts[condition]
 
     # -- findings --------------------------------------------------------------------------------------------
     def findings(self) -> list[Finding]:
@@ -207,7 +261,7 @@ class ElgoharyPlan(PaperPlan):
         return findings
 
     def _undertrained(self) -> dict[str, dict[str, float]]:
-        if not hasattr(self, "_ratios"):
+        if self._ratios is None:
             self._ratios = {c: undertrained_ratios(self._train(c, "jbi").data) for c in self.config.conditions}
         return self._ratios
 
@@ -222,13 +276,31 @@ class ElgoharyPlan(PaperPlan):
                 "Bilingual phrases: eflomal alignments and Moses-style extraction (`parabit phrases`, "
                 f"`{self.config.phrases_config}`); monolingual phrases: PPDB 1.0 XXXL lexical synonyms (the shipped "
                 "subset) and pivot paraphrases from the same phrase table, two stand-ins for the paper's PPDB XL. "
-                f"J_bi settings {self.config.jbi} are the best point of the `tuning/spaces/jbi_elgohary.yaml` sweep on "
-                f"the paper's dev set (STS 2012 SMT-europarl train); J_pa {self.config.jpa}. The best epoch is not "
-                "selected: every run reports its last epoch, as the paper.")
+                + self._jbi_text() + f" J_pa {self.config.jpa}. The best epoch is not selected: every run reports "
+                "its last epoch, as the paper.")
+
+    def _jbi_text(self) -> str:
+        if self.sweep is None:
+            return f"J_bi settings {self.config.jbi} (as configured: no sweep ran)."
+        return (f"J_bi settings {self.config.jbi}: the best of {len(self.sweep['trials'])} trials of the "
+                f"`{self.sweep['space']}` sweep on the paper's dev set (STS 2012 SMT-europarl train; dev r "
+                f"{self.sweep['best_dev_score']:.4f}; MLflow run `{self.sweep['parent_run_id']}`; trials below).")
 
     def sections(self, results) -> list[Section]:
+        sections = []
+        if self.sweep is not None:
+            parameters = list(self.sweep["trials"][0]["params"]) if self.sweep["trials"] else []
+            lines = ["| trial | " + " | ".join(parameters) + " | epochs | dev r | status |",
+                     "|---" * (len(parameters) + 4) + "|"]
+            for trial in self.sweep["trials"]:
+                score = "—" if trial["dev_score"] is None else f"{trial['dev_score']:.4f}"
+                epochs = "—" if trial["epochs"] is None else f"{trial['epochs']:.0f}"
+                lines.append(f"| {trial['trial']} | " + " | ".join(str(trial["params"][p]) for p in parameters)
+                             + f" | {epochs} | {score} | {trial['status']} |")
+            sections.append(Section("The J_bi sweep (random search with ASHA, dev = STS 2012 SMT-europarl train)",
+                                    "\n".join(lines)))
         if "undertrained" not in self.config.analyses:
-            return []
+            return sections
         ratios = self._undertrained()
         conditions = list(ratios)
         lines = ["| test set | " + " | ".join(CONDITION_LABELS[c] for c in conditions) + " |",
@@ -236,6 +308,6 @@ class ElgoharyPlan(PaperPlan):
         for name in TEST_SETS:
             lines.append(f"| {name} | " + " | ".join(
                 f"{ratios[c][name]:.2f} ({TABLE4[name][PAPER_TABLE4_COLUMN[c]]:.2f})" for c in conditions) + " |")
-        return [Section("Table 4 (share of test tokens seen fewer than 100 times in training; paper in brackets)",
+        return sections + [Section("Table 4 (share of test tokens seen fewer than 100 times in training; paper in brackets)",
                         "\n".join(lines) + "\n\nComputed from each condition's training pairs (no training run; "
                         "the paper's MonoPh column stands beside both PPDB and pivot paraphrases).")]
