@@ -266,7 +266,8 @@ class CellRunner:
             if found is not None:
                 self.ledger.append(found.record)
         if found is not None:
-            log.info("%s: found in the %s, not trained again", cell.name, found.source)
+            log.info("%s: found in %s, not trained again", cell.name,
+                     "the ledger" if found.source == "ledger" else "MLflow")
         return found
 
     # -- training --------------------------------------------------------------------------------------------

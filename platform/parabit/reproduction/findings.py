@@ -67,7 +67,7 @@ class Finding:
         better, worse = results.values(self.better, self.metric), results.values(self.worse, self.metric)
         seeds = sorted(set(better) & set(worse))
         differences = [better[s] - worse[s] for s in seeds]
-        decision, reason = verdict(differences, self.relation, self.margin)
+        decision, reason = verdict(differences, self.relation, self.margin, self.metric.scale)
         if not differences:
             missing = [g for g, v in ((self.better, better), (self.worse, worse)) if not v]
             reason = f"no finished cell of {', '.join(missing) or 'a common seed'}"
@@ -102,34 +102,42 @@ class Comparison:
         return f"{metric.format(self.mean, signed=True)}{spread} (n={len(self.differences)})"
 
 
-def verdict(differences: list[float], relation: str = "greater", margin: float = 0.05) -> tuple[str, str]:
-    """The verdict on per-seed differences (better − worse) and why (see the module docstring)."""
+def verdict(differences: list[float], relation: str = "greater", margin: float = 0.05,
+            scale: float = 1.0) -> tuple[str, str]:
+    """The verdict on per-seed differences (better − worse) and why (see the module docstring); numbers in the
+    reason are shown times ``scale`` (the metric's display scale, e.g. 100 for percentages)."""
     n = len(differences)
     if n == 0:
         return NOT_RUN, "no finished cells"
     mean = float(np.mean(differences))
     lower, upper = interval(differences)
+
+    def shown(value: float, signed: bool = True) -> str:
+        return format(value * scale, "+.3g" if signed else ".3g") if scale != 1.0 else format(
+            value, "+.3f" if signed else ".3f")
+
+    span = f"95% interval [{shown(lower)}, {shown(upper)}]"
     if relation == "not_worse":
         if mean >= -PAR_TOLERANCE:
-            return HOLDS, f"difference {mean:+.3f} ≥ −{PAR_TOLERANCE} (on par or better)"
+            return HOLDS, f"difference {shown(mean)} ≥ −{shown(PAR_TOLERANCE, False)} (on par or better)"
         if mean <= -margin:
-            return FAILS, f"worse by {-mean:.3f} ≥ {margin}"
+            return FAILS, f"worse by {shown(-mean, False)} ≥ {shown(margin, False)}"
         if n < MIN_SEEDS:
-            return UNDECIDED, f"|difference| < {margin} needs ≥ {MIN_SEEDS} seeds (have {n})"
+            return UNDECIDED, f"|difference| < {shown(margin, False)} needs ≥ {MIN_SEEDS} seeds (have {n})"
         if upper < 0:
-            return FAILS, f"worse: 95% interval [{lower:+.3f}, {upper:+.3f}] below 0"
-        return HOLDS, f"on par: 95% interval [{lower:+.3f}, {upper:+.3f}] includes 0"
+            return FAILS, f"worse: {span} below 0"
+        return HOLDS, f"on par: {span} includes 0"
     if mean >= margin:
-        return HOLDS, f"difference ≥ {margin}"
+        return HOLDS, f"difference ≥ {shown(margin, False)}"
     if mean <= -margin:
-        return FAILS, f"reversed by ≥ {margin}"
+        return FAILS, f"reversed by ≥ {shown(margin, False)}"
     if n < MIN_SEEDS:
-        return UNDECIDED, f"|difference| < {margin} needs ≥ {MIN_SEEDS} seeds (have {n})"
+        return UNDECIDED, f"|difference| < {shown(margin, False)} needs ≥ {MIN_SEEDS} seeds (have {n})"
     if lower > 0:
-        return HOLDS, f"95% interval [{lower:+.3f}, {upper:+.3f}] above 0"
+        return HOLDS, f"{span} above 0"
     if upper < 0:
-        return FAILS, f"reversed: 95% interval [{lower:+.3f}, {upper:+.3f}] below 0"
-    return FAILS, f"within seed noise: 95% interval [{lower:+.3f}, {upper:+.3f}] includes 0"
+        return FAILS, f"reversed: {span} below 0"
+    return FAILS, f"within seed noise: {span} includes 0"
 
 
 def interval(differences: list[float], level: float = 0.95) -> tuple[float, float]:
