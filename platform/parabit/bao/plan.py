@@ -124,6 +124,11 @@ class BaoPlan(PaperPlan):
                                            "language pair, not the paper's data"))
         return findings
 
+    def scale(self) -> str:
+        if self.quick:
+            return f"quick: {self.settings.quick_pairs} pairs per split, 1 epoch"
+        return "all of SICK (4,500 / 500 / 4,927) and MSRP (4,076 / 1,725), 30 epochs"
+
     def setup(self) -> str:
         return ("The `siamese` recipe: the four models share one encoder between the two sentences, hidden 50, "
                 "GloVe 6B 50d vectors kept fixed (the paper: 300-d fastText), MaLSTM regression on SICK (train 4,500 "

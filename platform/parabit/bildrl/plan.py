@@ -192,6 +192,13 @@ class BilDRLPlan(PaperPlan):
         return findings
 
     # -- text ------------------------------------------------------------------------------------------------
+    def scale(self) -> str:
+        settings = self.settings
+        if self.quick:
+            return f"quick: {settings.quick_rows} rows, {settings.quick_test_words} test words, 1 epoch"
+        rows = "every row" if settings.max_train_rows is None else f"{settings.max_train_rows:,} rows"
+        return f"{rows} per direction, {settings.test_words} held-out words, {settings.epochs} epochs"
+
     def setup(self) -> str:
         s = self.settings
         return (f"Target space (:mod:`parabit.dictionary.aligned_space`): English rows GloVe 6B 50d (unchanged, the "

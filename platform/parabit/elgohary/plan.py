@@ -266,6 +266,12 @@ class ElgoharyPlan(PaperPlan):
         return self._ratios
 
     # -- text ------------------------------------------------------------------------------------------------
+    def scale(self) -> str:
+        if self.config.max_pairs is not None:
+            return f"{self.config.max_pairs:,} pairs per condition, {self.config.epochs} epochs"
+        sizes = ", ".join(f"{CONDITION_LABELS[c]} {n:,}" for c, n in self.available.items())
+        return f"every pair of each condition ({sizes or 'sizes when prepared'}), {self.config.epochs} epochs"
+
     def setup(self) -> str:
         sizes = ", ".join(f"{CONDITION_LABELS[c]} {n:,}" for c, n in self.available.items())
         scale = "all pairs of every condition" if self.config.max_pairs is None else \

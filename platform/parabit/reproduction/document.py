@@ -9,6 +9,7 @@ belong to each record), so a checkout with the same ledger writes the same docum
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,9 @@ class PaperPart:
     markdown: str
     findings: list[dict] = field(default_factory=list)
     time: "PaperTime | None" = None
+    finished: int = 0
+    planned: int = 0
+    scale: str = ""
 
 
 def _write(path: Path, text: str) -> None:
@@ -179,7 +183,7 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
              "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason}
             for c in comparisons]
-    return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took)
+    return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale())
 
 
 def _relative(path: Path, document: Path) -> str:
@@ -217,6 +221,10 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         f"excludes 0 (*undecided* with fewer seeds); \"on par\" claims hold within {PAR_TOLERANCE} or when no "
         "difference is significant. *Not testable here* says why.",
         "",
+        "## What has run",
+        "",
+        status_table(parts, titles),
+        "",
         f"## {FINDINGS_HEADING}",
         "",
         "| paper | finding | paper reports | ours: better − worse | verdict |",
@@ -235,6 +243,22 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         else:
             lines += [part.markdown, ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def status_table(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
+    """One row per paper: its cells finished of planned, at which scale, and the time and cores it took."""
+    lines = ["| paper | cells finished | scale | wall time (cells + data step) | machines |", "|---|---|---|---|---|"]
+    for key, part in parts.items():
+        title = re.match(r"^(.*?\d{4})", titles[key]).group(1)  # authors and year
+        if part is None or part.time is None:
+            lines.append(f"| {title} | {part.finished if part else 0} of {part.planned if part else '—'} | "
+                         f"{part.scale if part else '—'} | not run yet | — |")
+            continue
+        took = part.time
+        hosts = ", ".join(f"{host}: {cpus} CPUs" for host, cpus in sorted(took.machines.items()))
+        lines.append(f"| {title} | {part.finished} of {part.planned} | {part.scale or '—'} | "
+                     f"{_hours(took.busy + took.prepare)} | {hosts} |")
+    return "\n".join(lines)
 
 
 def write_document(config, parts: dict[str, PaperPart | None], titles: dict[str, str], ledger: Ledger,

@@ -133,6 +133,10 @@ class PaperPlan(ABC):
         """Markdown: what was run, on which data, and how it differs from the paper."""
         return ""
 
+    def scale(self) -> str:
+        """A few words on the scale its cells train at (the document's overview table)."""
+        return ""
+
     def sections(self, results: Results) -> list[Section]:
         """Analyses beyond the tables (measured after the cells ran). Default: none."""
         return []

@@ -336,6 +336,14 @@ class WietingPlan(PaperPlan):
         return self._compared
 
     # -- text ------------------------------------------------------------------------------------------------
+    def scale(self) -> str:
+        if self.quick:
+            return f"quick: {self.settings.quick_pairs} Tatoeba pairs, 1 epoch"
+        sizes = self.sizes
+        return (f"{sizes.get('main', self.settings.sample_size):,} pairs per comparison (lengths "
+                f"{sizes.get('length', 0):,}, engines {sizes.get('engines', 0):,}), AVG 20 epochs, GRAN "
+                f"{self.settings.gran_epochs}")
+
     def setup(self) -> str:
         train = load_run_config(project_path(self.settings.train))
         return (f"Training (`{self.settings.train}`): AVG {train.model.dim}-d initialised from GloVe 6B 50d (the paper: "
