@@ -15,6 +15,7 @@ from parabit.dictionary.build import (
     wolf_candidates,
 )
 from parabit.dictionary.config import DictionaryBuildConfig
+from parabit.dictionary.heldout import in_pool
 
 
 def test_wolf_join_pairs_french_words_with_their_synsets_english_definition(tiny_inputs):
@@ -52,6 +53,20 @@ def test_no_test_word_or_test_definition_in_training(seed):
     assert len(kept) + len(rejected) == len(candidates)
 
 
+def test_test_words_come_only_from_the_held_out_pool():
+    candidates = [Candidate("s", i, f"word{i}", f"definition {i}", f"{i:08d}-n") for i in range(400)]
+    vocabulary = {c.word for c in candidates}
+    kept, _ = select_entries(candidates, vocabulary, test_words=40, seed=0,
+                             may_hold_out=lambda word: in_pool(word, "fr"))
+    test = {w for _, w, split in kept if split == "test"}
+    assert len(test) == 40 and all(in_pool(w, "fr") for w in test)
+    pool = {w for w in vocabulary if in_pool(w, "fr")}
+    assert 0.15 < len(pool) / len(vocabulary) < 0.35  # about a quarter of all words, whatever they are
+    with pytest.raises(ValueError, match="held-out pool"):
+        select_entries(candidates, vocabulary, test_words=len(pool), seed=0,
+                       may_hold_out=lambda word: in_pool(word, "fr"))
+
+
 def test_select_entries_drops_multiword_unknown_and_duplicate_words():
     candidates = [Candidate("s", 1, "chien domestique", "d1", "x"), Candidate("s", 2, "zzz", "d2", "x"),
                   Candidate("s", 3, "Chat", "d3", "x"), Candidate("s", 4, "chat", "d3", "x")] + \
@@ -64,7 +79,7 @@ def test_select_entries_drops_multiword_unknown_and_duplicate_words():
 
 
 def test_build_writes_every_stage_once_and_conserves_rows(tiny_inputs, tiny_spaces, tmp_path):
-    config = DictionaryBuildConfig(test_words=2, paraphrase_concepts=50, neighbours=3,
+    config = DictionaryBuildConfig(test_words=1, paraphrase_concepts=50, neighbours=3,
                                    paraphrase_split=(0.5, 0.25, 0.25), output_dir=str(tmp_path))
     outputs = build_dictionaries(config, inputs=tiny_inputs, spaces=tiny_spaces)  # real Apertium eng-spa
     translated = outputs["translate-en-es"].read_data()
@@ -77,7 +92,8 @@ def test_build_writes_every_stage_once_and_conserves_rows(tiny_inputs, tiny_spac
         table = outputs[f"dictionary-{direction}"].read_data()
         test = table.filter(pc.equal(table["split"], "test"))
         train = table.filter(pc.equal(table["split"], "train"))
-        assert test.num_rows == 2
+        assert test.num_rows == 1
+        assert all(in_pool(word, direction.split("-")[0]) for word in test["word"].to_pylist())
         assert not set(test["word"].to_pylist()) & set(train["word"].to_pylist())
         assert not set(test["definition"].to_pylist()) & set(train["definition"].to_pylist())
     en_es = outputs["dictionary-en-es"].read_data()

@@ -9,7 +9,9 @@ short sentence pairs, and held-out retrieval onto it stays near chance (``docs/b
    side) estimates t(e | f), and a foreign word's row is the t-weighted mean of the GloVe vectors of its
    ``top_translations`` most likely English words. A word is where its translations are.
 3. **Alignment**: an orthogonal map (Procrustes) fitted on the MUSE dictionary's pairs, with every BLI test word
-   removed first (MUSE 5000-6500 source words, Wiktionary test words), is applied to the foreign rows.
+   (MUSE 5000-6500 source words, Wiktionary test words) and every word of BilDRL's held-out pool
+   (:mod:`parabit.dictionary.heldout`) removed first, is applied to the foreign rows; the pairs are kept beside
+   the space (``alignment_pairs.tsv``).
 
 BLI (:mod:`parabit.dictionary.bli`) is measured before and after the map, on the test splits only. The space is
 saved as a parabit embedder folder, so :class:`~parabit.dictionary.space.BilingualSpace` loads it like any other.
@@ -31,6 +33,7 @@ from parabit.data.bitext import read_europarl, read_tatoeba
 from parabit.data.dictionaries import read_muse
 from parabit.data.errors import Quarantine
 from parabit.dictionary.bli import bli_scores, standard_bli_sets
+from parabit.dictionary.heldout import in_pool
 from parabit.dictionary.space import BilingualSpace
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import build_encoder
@@ -41,6 +44,7 @@ from parabit.text.vocab import UNK_WORD, Vocabulary
 
 NULL = 0  # the foreign NULL word of IBM Model 1 (row 0 of the foreign ids)
 REPORT = "space.json"
+ALIGNMENT = "alignment_pairs.tsv"  # the (foreign, English) pairs the map was fitted on
 
 
 class AlignedSpaceConfig(Config):
@@ -124,12 +128,14 @@ def test_words(lang: str) -> tuple[set[str], set[str]]:
 
 
 def alignment_pairs(lang: str, space: BilingualSpace) -> list[tuple[str, str]]:
-    """MUSE ``lang``-en pairs (both words in the space, no BLI test word on either side): the map's training data."""
+    """MUSE ``lang``-en pairs (both words in the space; no BLI test word and no word of BilDRL's held-out pool on
+    either side): the map's training data."""
     held_english, held_foreign = test_words(lang)
-    english, foreign = space.words("en"), space.words(lang)
+    english, foreign = set(space.words("en")), set(space.words(lang))
     return [(e.source_word, e.target_word) for e in read_muse(lang, "en")
             if e.source_word in foreign and e.target_word in english
-            and e.source_word not in held_foreign and e.target_word not in held_english]
+            and e.source_word not in held_foreign and e.target_word not in held_english
+            and not in_pool(e.source_word, lang) and not in_pool(e.target_word, "en")]
 
 
 def procrustes(source: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -176,6 +182,8 @@ def _build(config: AlignedSpaceConfig, directory: Path) -> None:
         source = space.vectors[space.ids([f for f, _ in pairs], config.lang)]
         target = space.vectors[space.ids([e for _, e in pairs], "en")]
         mapping = procrustes(source, target)
+        (directory / ALIGNMENT).parent.mkdir(parents=True, exist_ok=True)
+        (directory / ALIGNMENT).write_text("".join(f"{f}\t{e}\n" for f, e in pairs))
         ids = [fo_ids[w] for w in fo_index]
         space.vectors[ids] = space.vectors[ids] @ mapping
         report.update(alignment_pairs=len(pairs), bli={**report["bli"], "aligned": _bli(space, config.lang)})

@@ -10,7 +10,8 @@ Chen et al.'s Wiktionary data (Wikt3l) is not shipped; the closest real equivale
   English word is a lemma of exactly one synset (any part of speech).
 
 Every entry keeps only single-token, lower-cased words that are rows of the direction's bilingual space (the
-target vectors); duplicates are dropped. ``test_words`` defined words per direction are held out: each keeps one
+target vectors); duplicates are dropped. ``test_words`` defined words per direction are held out, drawn from the
+held-out pool (:mod:`parabit.dictionary.heldout`, which no map of a space is fitted on): each keeps one
 definition as its test case, its other definitions are rejected, and so is every training row whose definition
 text is one of the test definitions — no test definition (and no test word) is seen in training.
 
@@ -39,6 +40,7 @@ import pyarrow.parquet as pq
 from parabit.data.definitions import Synset, WolfLemma, read_wolf, read_wordnet_glosses, wordnet_join_key
 from parabit.data.dictionaries import DictionaryEntry, read_muse
 from parabit.dictionary.config import DIRECTIONS, DictionaryBuildConfig, foreign_language
+from parabit.dictionary.heldout import in_pool
 from parabit.dictionary.space import BilingualSpace
 from parabit.output import progress
 from parabit.pipeline.config import fingerprint
@@ -120,14 +122,16 @@ def muse_candidates(muse: list[DictionaryEntry], synsets: list[Synset]) -> tuple
 
 
 # -- filtering and the held-out split --------------------------------------------------------------------------------
-def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words: int, seed: int):
+def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words: int, seed: int,
+                   may_hold_out: Callable[[str], bool] = lambda word: True):
     """Filter candidates and hold out ``test_words`` words. Returns ``(kept, rejected)``: ``kept`` as
     ``(candidate, word, split)`` with the normalised word, ``rejected`` as ``(candidate, reason)``.
 
     A word is lower-cased; it must be one token and a row of the space (``vocabulary``). Duplicate (word,
-    definition) pairs are dropped. The test words are a seeded sample of the distinct words; each keeps its first
-    definition as the test case; its other definitions, and every other row whose definition is a test
-    definition, are rejected, so training never sees a test word or a test definition.
+    definition) pairs are dropped. The test words are a seeded sample of the distinct words that ``may_hold_out``
+    (the held-out pool: :mod:`parabit.dictionary.heldout`); each keeps its first definition as the test case; its
+    other definitions, and every other row whose definition is a test definition, are rejected, so training never
+    sees a test word or a test definition.
     """
     kept, rejected = [], []
     seen: set[tuple[str, str]] = set()
@@ -142,10 +146,10 @@ def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words
         else:
             seen.add((word, candidate.definition))
             kept.append((candidate, word))
-    words = sorted({word for _, word in kept})
+    words = sorted({word for _, word in kept if may_hold_out(word)})
     if len(words) <= test_words:
-        raise ValueError(f"only {len(words)} distinct words survive filtering; cannot hold out {test_words} "
-                         "test words (lower test_words)")
+        raise ValueError(f"only {len(words)} distinct words of the held-out pool survive filtering; cannot hold out "
+                         f"{test_words} test words (lower test_words)")
     test = set(np.random.default_rng(seed).choice(words, size=test_words, replace=False).tolist())
     test_definition: dict[str, str] = {}
     for candidate, word in kept:
@@ -194,7 +198,8 @@ def write_direction(workdir: Path, direction: str, candidates: list[Candidate], 
                     vocabulary: set[str], config: DictionaryBuildConfig) -> int:
     """Filter, split and write one direction's stage (``workdir/data`` and ``workdir/rejects``); rows in."""
     word_lang, def_lang = direction.split("-")
-    kept, rejected = select_entries(candidates, vocabulary, config.test_words, config.seed)
+    kept, rejected = select_entries(candidates, vocabulary, config.test_words, config.seed,
+                                    lambda word: in_pool(word, word_lang))
     (workdir / DATA).mkdir(parents=True)
     pq.write_table(_entries_table(kept, word_lang, def_lang), workdir / DATA / "part-0.parquet")
     source = candidates[0].source if candidates else direction
