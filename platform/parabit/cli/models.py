@@ -42,8 +42,10 @@ def serve(model_uri: str, host: str, port: int) -> int:
 
     Runs MLflow's server with this environment's packages (--env-manager local) and tracking store, whatever the
     shell's PATH."""
+    from parabit.tracking.registry import check_model_uri
     from parabit.tracking.store import tracking_uri
 
+    check_model_uri(model_uri)  # a wrong name, alias or version: one line, exit 2 (not MLflow's traceback)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "MLFLOW_TRACKING_URI": tracking_uri(), "PATH": f"{bin_dir}{os.pathsep}"
            f"{os.environ.get('PATH', '')}"}

@@ -125,7 +125,9 @@ def evaluate(encoder: str, model_uri: str | None, tokenizer: str, keep_case: boo
 
     config = load(EvaluationConfig, config_path, overrides)
     if model_uri:
-        description = {"model_uri": model_uri}
+        from parabit.tracking.registry import check_model_uri
+
+        description = {"model_uri": check_model_uri(model_uri)}  # a wrong name or alias: one line, exit 2
     else:
         baseline = build_baseline(encoder, Tokenizer(tokenizer, lowercase=not keep_case))
         description = {"encoder": encoder, "tokenizer": baseline.tokenizer.to_dict(), "spec": baseline.spec}

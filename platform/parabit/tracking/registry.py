@@ -145,3 +145,41 @@ def promote_champion(name: str, *, version: str | None = None, dry_run: bool = F
         return f"would move models:/{name}@{CHAMPION} from {current or 'nothing'} to version {version} ({reason})"
     set_alias(uri, name, CHAMPION, str(version))
     return f"models:/{name}@{CHAMPION} -> version {version} (was {current or 'unset'}; {reason})"
+
+
+def check_model_uri(model_uri: str, uri: str | None = None) -> str:
+    """``model_uri`` when the model it names exists; else :class:`~parabit.config.ConfigError` in one line, naming
+    what was not found and what exists (the registered names, or that name's aliases and versions). Checks
+    ``models:/NAME@ALIAS`` and ``models:/NAME/VERSION`` against the registry of ``uri`` (default: the tracking
+    store in force) and a local path for existence; other schemes (``runs:/``, ``s3://``) are left to MLflow."""
+    import re
+
+    from parabit.config import ConfigError
+    from parabit.tracking.store import tracking_uri
+
+    uri = uri or tracking_uri()
+    match = re.fullmatch(r"models:/([^/@]+)(?:@([^/]+)|/([^/]+))?", model_uri)
+    if match is None:
+        if "://" not in model_uri and ":/" not in model_uri and not Path(model_uri).expanduser().exists():
+            raise ConfigError(f"model {model_uri!r}: no such folder (give models:/NAME@ALIAS, models:/NAME/VERSION, "
+                              "runs:/RUN_ID/PATH or a model folder)")
+        return model_uri
+    name, alias, version = match.groups()
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        raise ConfigError(f"model {model_uri!r}: no MLflow store at {uri} (set MLFLOW_TRACKING_URI to the store "
+                          "that registered it)")
+    client = MlflowClient(uri, registry_uri=uri)
+    names = sorted(m.name for m in client.search_registered_models())
+    if name not in names:
+        known = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "") or "none"
+        raise ConfigError(f"model {model_uri!r}: no registered model named {name!r} in {uri}; registered: {known}")
+    versions = client.search_model_versions(f"name = '{name}'")
+    numbers = sorted(int(v.version) for v in versions)
+    aliases = client.get_registered_model(name).aliases  # alias -> version
+    described = (", ".join(f"@{a} (version {v})" for a, v in sorted(aliases.items())) or "no aliases") + \
+        f"; versions {', '.join(map(str, numbers)) or 'none'}"
+    if alias is not None and alias not in aliases:
+        raise ConfigError(f"model {model_uri!r}: {name!r} has no alias {alias!r}; it has {described}")
+    if version is not None and (not version.isdigit() or int(version) not in numbers):
+        raise ConfigError(f"model {model_uri!r}: {name!r} has no version {version!r}; it has {described}")
+    return model_uri
