@@ -58,41 +58,34 @@ def _roots() -> list[tuple[str, str]]:
     return roots
 
 
+def _map_strings(value: Any, convert) -> Any:
+    """``value`` with ``convert`` applied to every string in it (dicts and lists walked; tuples become lists)."""
+    if isinstance(value, dict):
+        return {key: _map_strings(item, convert) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_map_strings(item, convert) for item in value]
+    return convert(value) if isinstance(value, str) else value
+
+
+def _rebase(text: str, prefixes: list[tuple[str, str]]) -> str:
+    """``text`` with the first matching ``old`` path prefix (a whole path component) replaced by ``new``."""
+    for old, new in prefixes:
+        if text == old or text.startswith(old + "/"):
+            return new + text[len(old):]
+    return text
+
+
 def portable(value: Any) -> Any:
     """``value`` (a config's dict, a plan's facts) with every absolute path under the output, data or project folder
     written as ``$OUTPUTS/...``, ``$DATA/...`` or ``$PROJECT/...``."""
-    roots = _roots()
-
-    def convert(item):
-        if isinstance(item, dict):
-            return {key: convert(v) for key, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [convert(v) for v in item]
-        if isinstance(item, str) and item.startswith("/"):
-            for name, root in roots:
-                if item == root or item.startswith(root + "/"):
-                    return name + item[len(root):]
-        return item
-
-    return convert(value)
+    prefixes = [(root, name) for name, root in _roots()]
+    return _map_strings(value, lambda text: _rebase(text, prefixes))
 
 
 def local(value: Any) -> Any:
     """The inverse of :func:`portable` in this checkout."""
-    roots = _roots()
-
-    def convert(item):
-        if isinstance(item, dict):
-            return {key: convert(v) for key, v in item.items()}
-        if isinstance(item, list):
-            return [convert(v) for v in item]
-        if isinstance(item, str) and item.startswith("$"):
-            for name, root in roots:
-                if item == name or item.startswith(name + "/"):
-                    return root + item[len(name):]
-        return item
-
-    return convert(value)
+    prefixes = [(name, root) for name, root in _roots()]
+    return _map_strings(value, lambda text: _rebase(text, prefixes))
 
 
 def settings(value: Any) -> Any:
