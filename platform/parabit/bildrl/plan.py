@@ -80,6 +80,8 @@ class BilDRLPlan(PaperPlan):
     # -- data ------------------------------------------------------------------------------------------------
     def prepare(self) -> None:
         from parabit.bildrl.mono import build_mono_dictionary
+
+        self._space_reports = None
         from parabit.dictionary.build import build_dictionaries
 
         space = {"max_pairs": 20_000} if self.quick else {}
@@ -95,6 +97,20 @@ class BilDRLPlan(PaperPlan):
 
     def data_fingerprint(self):
         return {"settings": self.settings, "build": self.build, "quick": self.quick}
+
+    def facts(self) -> dict:
+        return {"spaces": self.space_reports()}
+
+    def restore(self, facts: dict) -> None:
+        self._space_reports = dict(facts["spaces"])
+
+    def space_reports(self) -> dict[str, dict]:
+        """Each aligned space's report (sizes, BLI before and after the map): read from the built spaces, or the
+        ledger's copy when this checkout never built them."""
+        if getattr(self, "_space_reports", None) is None:
+            self._space_reports = {lang: space_report(path) for lang, path in self.spaces.items()
+                                   if (path / "space.json").is_file()}
+        return self._space_reports
 
     def _keys_needing(self, direction: str) -> list[str]:
         keys = [f"{m}-{direction}" for m in SINGLE]
@@ -158,11 +174,8 @@ class BilDRLPlan(PaperPlan):
         return [table3, table4]
 
     def _chance_note(self) -> str:
-        parts = []
-        for lang, path in self.spaces.items():
-            if path.exists() and (path / "space.json").is_file():
-                report = space_report(path)
-                parts.append(f"{report['english_words']:,} English / {report['foreign_words']:,} {lang} candidates")
+        parts = [f"{report['english_words']:,} English / {report['foreign_words']:,} {lang} candidates"
+                 for lang, report in self.space_reports().items()]
         return ("Chance P@10 is 10 / candidates (" + "; ".join(parts) + ").") if parts else ""
 
     def findings(self) -> list[Finding]:
@@ -205,7 +218,8 @@ class BilDRLPlan(PaperPlan):
                 "bitext's English words), Spanish/French rows from the shipped bitext (IBM Model 1 t(e|f) over "
                 "Tatoeba + the Europarl sample; a word's row = the t-weighted mean GloVe vector of its "
                 f"{s.space.top_translations} likeliest English translations), then an orthogonal Procrustes map "
-                "fitted on MUSE pairs with every BLI test word removed. Dictionaries as `parabit build-dictionaries` "
+                "fitted on MUSE pairs with every BLI test word and every word of the held-out pool removed (the "
+                "held-out words are drawn from that pool, so none of them places its own vector). Dictionaries as `parabit build-dictionaries` "
                 "(WordNet/WOLF/MUSE-derived, Apertium-translated Spanish definitions; not the paper's Wikt3l), "
                 f"rebuilt against these spaces with {self.build.test_words} held-out words per direction. Models: "
                 f"the `jobs/configs/bildrl/` configs (1 layer, hidden 200, definitions cut at 15 tokens; the paper: "
@@ -215,10 +229,7 @@ class BilDRLPlan(PaperPlan):
     def sections(self, results) -> list[Section]:
         lines = ["| space | test set | words | P@1 % projected → aligned | P@10 % | MRR | MUSE pairs fitting the map |",
                  "|---|---|---|---|---|---|---|"]
-        for lang, path in self.spaces.items():
-            if not (path / "space.json").is_file():
-                continue
-            report = space_report(path)
+        for lang, report in self.space_reports().items():
             for name, aligned in report["bli"].get("aligned", report["bli"]["projected"]).items():
                 projected = report["bli"]["projected"][name]
                 lines.append(f"| en-{lang} | {name} | {int(aligned['words'])} | {100 * projected['p_at_1']:.1f} → "
