@@ -72,6 +72,7 @@ class BilDRLPlan(PaperPlan):
     def __init__(self, context):
         super().__init__(context)
         self.spaces = {lang: self.workdir / f"space-en-{lang}" for lang in ("es", "fr")}
+        self._space_reports: dict[str, dict] | None = None
         self.build = DictionaryBuildConfig(spaces={k: str(v) for k, v in self.spaces.items()},
                                            output_dir=str(self.workdir / "data"),
                                            test_words=self.settings.quick_test_words if self.quick
@@ -107,7 +108,7 @@ class BilDRLPlan(PaperPlan):
     def space_reports(self) -> dict[str, dict]:
         """Each aligned space's report (sizes, BLI before and after the map): read from the built spaces, or the
         ledger's copy when this checkout never built them."""
-        if getattr(self, "_space_reports", None) is None:
+        if self._space_reports is None:
             self._space_reports = {lang: space_report(path) for lang, path in self.spaces.items()
                                    if (path / "space.json").is_file()}
         return self._space_reports
