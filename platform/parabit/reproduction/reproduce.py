@@ -134,8 +134,9 @@ class Reproduction:
             fingerprint = plan.data_fingerprint()
             paper.data_digest = digest(fingerprint) if fingerprint is not None else ""
             record = self.ledger.prepared(plan.key, paper.data_digest) if fingerprint is not None else None
+            if record is not None and not self._restore(paper, record):
+                record = None  # written by code that kept other facts: the data step runs again
             if record is not None:
-                plan.restore_prepared(local(record.facts))
                 paper.restored = paper.started = True
             elif fingerprint is not None:
                 if not prepare:
@@ -167,6 +168,17 @@ class Reproduction:
                     paper.stale[cell.name] = (f"stale: its record (commit {stale.commit[:8]}, {stale.finished[:10]}) "
                                               "was trained with other settings")
                     paper.started = True
+
+    @staticmethod
+    def _restore(paper: PaperRun, record: PreparedRecord) -> bool:
+        """Restore the plan from its prepared record; False when the record lacks what this code's plan keeps."""
+        try:
+            paper.plan.restore_prepared(local(record.facts))
+            return True
+        except (KeyError, TypeError, ValueError) as err:
+            log.warning("%s: its prepared record (commit %s) has not the facts this code keeps (%s); preparing again",
+                        paper.plan.key, record.commit[:8], one_line(err))
+            return False
 
     def _prepare(self, paper: PaperRun) -> None:
         """Run the plan's data step here and record what it computed."""
