@@ -82,7 +82,7 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     return 0
 
 
-@click.command(short_help="The seed papers' tables and findings, from the results ledger (resumable).")
+@click.command(short_help="The seed papers' tables and verdicts (ledger).")
 @config_path(default="jobs/configs/reproduction.yaml", help_text="YAML with ReproduceConfig fields (the default: in "
              "the project folder)")
 @click.option("--seed-paper", "papers", multiple=True, metavar="NAME",
