@@ -141,6 +141,32 @@ def test_every_run_carries_the_system_tags_and_its_input_dataset(isolated_mlflow
     assert json.loads(dataset.dataset.source) == {"uri": "/data/pairs.parquet"}
 
 
+def test_two_runs_declaring_one_new_dataset_at_once_both_get_it(isolated_mlflow_store):
+    """The store's check-then-insert of a dataset races when two runs (concurrent trials or reproduction cells)
+    declare the same new one: the later insert breaks the unique key. Here the other run wins the race in between."""
+    first, second = RunTracker("test-tracker", "race-a"), RunTracker("test-tracker", "race-b")
+    first.start()
+    second.start()
+    log_inputs = second.client.log_inputs
+    calls = []
+
+    def lose_the_race(run_id, inputs):
+        calls.append(run_id)
+        if len(calls) == 1:  # the other run inserts the dataset between our check and our insert
+            first.client.log_inputs(first.run_id, inputs)
+            raise MlflowException("(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id, "
+                                  "datasets.name, datasets.digest", INVALID_PARAMETER_VALUE)
+        return log_inputs(run_id, inputs)
+
+    second.client.log_inputs = lose_the_race
+    second.log_dataset("shared", digest="d1", source="/data/shared.parquet", profile={"rows": 1})
+    for tracker in (first, second):
+        tracker.finish()
+        (dataset,) = MlflowClient(isolated_mlflow_store).get_run(tracker.run_id).inputs.dataset_inputs
+        assert (dataset.dataset.name, dataset.dataset.digest) == ("shared", "d1")
+    assert calls == [second.run_id, second.run_id]
+
+
 def test_log_history_writes_only_the_missing_steps(isolated_mlflow_store):
     """The driver's catch-up after live logging: every epoch ends up in the run exactly once."""
     tracker = RunTracker("test-tracker", "history")

@@ -256,7 +256,15 @@ class RunTracker:
                           context: str) -> None:
         dataset = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}),
                           profile=json.dumps(profile))
-        self.client.log_inputs(run_id, [DatasetInput(dataset, [InputTag("mlflow.data.context", context)])])
+        inputs = [DatasetInput(dataset, [InputTag("mlflow.data.context", context)])]
+        try:
+            self.client.log_inputs(run_id, inputs)
+        except MlflowException as err:
+            # Two runs declaring the same new dataset at once (concurrent trials or reproduction cells) race in the
+            # store: both see it missing, the second insert breaks the unique key. By now it exists: link to it.
+            if "UNIQUE constraint failed: datasets" not in str(err):
+                raise
+            self.client.log_inputs(run_id, inputs)
 
     def log_missing_steps(self, run_id: str, history: list[dict], step_key: str) -> None:
         self._log_missing(run_id, [(int(entry[step_key]), entry) for entry in history])
