@@ -98,6 +98,8 @@ class Comparison:
         metric = self.finding.metric
         if metric is None or self.mean is None:
             return "—"
+        if self.finding.fixed is not None:
+            return f"{metric.format(self.mean, signed=True)} (from the data)"
         spread = "" if self.spread is None else f" ± {metric.format(self.spread)}"
         return f"{metric.format(self.mean, signed=True)}{spread} (n={len(self.differences)})"
 

@@ -319,13 +319,13 @@ class WietingPlan(PaperPlan):
         rare = f"tokens beyond GloVe rank {analyses.RARE_RANK:,} %"
         paper = "clear differences (NMT)"
         return [
-            Finding("MT output differs in length: back-translations are shorter than references (mean tokens)",
+            Finding("MT output differs in length: back-translations are shorter than references",
                     metric=Metric("mean tokens", ("-",), digits=2), paper=paper,
                     fixed=(ref["mean tokens"], mt["mean tokens"])),
             Finding("MT output repeats more: repeated-token share higher in back-translations",
                     metric=Metric("repeated-token share %", ("-",), digits=2), paper=paper,
                     fixed=(mt["repeated-token share %"], ref["repeated-token share %"])),
-            Finding("MT output uses fewer rare words (share of tokens beyond GloVe rank 10k)",
+            Finding("MT output uses fewer rare words",
                     metric=Metric(rare, ("-",), digits=2), paper=paper, fixed=(ref[rare], mt[rare])),
         ]
 
