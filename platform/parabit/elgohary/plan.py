@@ -110,8 +110,7 @@ class ElgoharyPlan(PaperPlan):
         self.config.jbi = {**self.config.jbi, **summary.best_params}
         self.sweep = {"name": name, "space": self.settings.jbi_sweep, "parent_run_id": summary.parent_run_id,
                       "best_params": summary.best_params, "best_dev_score": summary.best_dev_score,
-                      "trials": sweep_trials(name, [p.path for p in space.parameters], space.search.metric),
-                      "seconds": round(summary.seconds, 1)}
+                      "trials": sweep_trials(name, [p.path for p in space.parameters], space.search.metric)}
 
     def data_fingerprint(self):
         sweep = None

@@ -202,8 +202,14 @@ class Ledger:
         return found[-1] if found else None
 
     def prepared(self, paper: str, data_digest: str) -> PreparedRecord | None:
-        found = [r for r in self.records(paper) if isinstance(r, PreparedRecord) and r.digest == data_digest]
+        """The newest prepared record of ``paper`` with ``data_digest`` (its facts are the ones in force)."""
+        found = self.preparations(paper, data_digest)
         return found[-1] if found else None
+
+    def preparations(self, paper: str, data_digest: str) -> list[PreparedRecord]:
+        """Every prepared record of ``paper`` with ``data_digest``, oldest first (a data step resumed by several
+        runs records each run's part)."""
+        return [r for r in self.records(paper) if isinstance(r, PreparedRecord) and r.digest == data_digest]
 
     def append(self, record: CellRecord | PreparedRecord) -> None:
         """Append one line (flushed to disk before returning: a killed run keeps every record it wrote)."""

@@ -260,10 +260,10 @@ class Reproduction:
             for path in [figure, *(p for s in sections for p in s.figures)]:
                 if path is not None:
                     tracker.log_artifact(path, f"figures/{plan.key}")
-        prepared = self.ledger.prepared(plan.key, paper.data_digest) if paper.data_digest else None
+        preparations = self.ledger.preparations(plan.key, paper.data_digest) if paper.data_digest else []
         return paper_part(plan, paper.results, comparisons, paper.planned, paper.skipped, paper.stale, figure,
                           sections, config.document_path, self.ledger, paper.error,
-                          prepared.seconds or 0.0 if prepared is not None else 0.0)
+                          sum(r.seconds or 0.0 for r in preparations))
 
     # -- one cell again --------------------------------------------------------------------------------------
     def verify(self, name: str) -> tuple[CellResult | None, CellResult]:
