@@ -18,10 +18,11 @@ from parabit.training.driver import run_training
 
 from .conftest import save_space
 
-SEEN_ROWS = 200  # all of the tiny sample's en-es training definitions (11), each ranked among its 22 words
-# Measured after 2 epochs: MRR .116 untrained -> .146 trained (Euclidean), .142 -> .216 (cosine). The margins are what
-# a model that did not learn (lr 0: exactly the untrained scores) cannot reach.
-MRR_MARGIN, COS_MRR_MARGIN = 0.02, 0.05
+SEEN_ROWS = 200  # all of the tiny sample's en-es training definitions (12), each ranked among its 22 words
+# Measured after 4 epochs: MRR .114 untrained -> .226 trained (Euclidean), .107 -> .233 (cosine); after 2 epochs the
+# Euclidean gain (.013) was within what another draw of the held-out words moves. The margins are what a model that
+# did not learn (lr 0: exactly the untrained scores) cannot reach.
+MRR_MARGIN, COS_MRR_MARGIN = 0.05, 0.05
 
 
 @pytest.mark.slow
@@ -35,7 +36,7 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
         space=save_space(tiny_spaces["es"], tmp_path / "space"),
         model=DictionaryModelConfig(encoder="att", hidden=16, max_tokens=15),
         joint=JointConfig(enabled=True, bitext_pairs=200),
-        optim=OptimConfig(name="adam", amsgrad=True, lr=5e-3, batch_size=4, epochs=2),
+        optim=OptimConfig(name="adam", amsgrad=True, lr=5e-3, batch_size=4, epochs=4),
         storage_path=str(outputs / "ray_results"))
     recipe = BilDRLRecipe(config)
     result = run_training(recipe)
@@ -43,7 +44,7 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
     for score in result.report.scores:
         scores[score.benchmark][score.metric] = score.value
 
-    assert [entry["epoch"] for entry in result.history] == [1, 2]
+    assert [entry["epoch"] for entry in result.history] == [1, 2, 3, 4]
     assert all(entry["skipgram_loss"] > 0 and entry["alignment_loss"] >= 0 for entry in result.history)
     for direction in ("en-es", "es-en"):
         assert scores[direction]["test_cases"] == 2
@@ -63,5 +64,5 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
     untrained = evaluate_retrieval(DefinitionEmbedder.from_state(untrained_module.state_dict(), config,
                                                                  prepared_space(prepared)),
                                    training_rows(config, "en-es").slice(0, SEEN_ROWS), "en-es")
-    assert epoch == 2 and trained["mrr"] >= untrained["mrr"] + MRR_MARGIN, (untrained, trained)
+    assert epoch == 4 and trained["mrr"] >= untrained["mrr"] + MRR_MARGIN, (untrained, trained)
     assert trained["cos_mrr"] >= untrained["cos_mrr"] + COS_MRR_MARGIN, (untrained, trained)

@@ -147,7 +147,7 @@ def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words
             seen.add((word, candidate.definition))
             kept.append((candidate, word))
     words = sorted({word for _, word in kept if may_hold_out(word)})
-    if len(words) <= test_words:
+    if len(words) < test_words:
         raise ValueError(f"only {len(words)} distinct words of the held-out pool survive filtering; cannot hold out "
                          f"{test_words} test words (lower test_words)")
     test = set(np.random.default_rng(seed).choice(words, size=test_words, replace=False).tolist())
