@@ -8,6 +8,7 @@ from parabit.objectives import (
     OBJECTIVES,
     BilingualHingeLoss,
     DictionaryL2Loss,
+    DictionarySoftmaxLoss,
     MaLSTMClassificationLoss,
     MaLSTMRegressionLoss,
     ParaphraseMarginLoss,
@@ -22,6 +23,7 @@ def test_registry_names():
         "malstm": MaLSTMRegressionLoss,
         "malstm_classification": MaLSTMClassificationLoss,
         "dictionary_l2": DictionaryL2Loss,
+        "dictionary_softmax": DictionarySoftmaxLoss,
     }
 
 

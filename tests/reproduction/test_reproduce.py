@@ -81,6 +81,9 @@ def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, i
         assert record.data and record.machine["cpus"] >= 1 and record.started <= record.finished
     assert sum("/" in metric for _, _, metric, _, _ in rows) >= 4  # Bao's and BilDRL's cells at least
 
+    # BilDRL's untrained reference is measured by its data step, in the directions quick mode builds (not en-es).
+    assert re.search(r"^\| space mean, untrained \(reference\) \| — \| — \| — (\| [0-9.]+ ){6}\|$", text, re.M)
+
 
 @pytest.mark.slow
 def test_a_fresh_store_with_the_ledger_writes_the_same_document_without_training(quick, tmp_path):

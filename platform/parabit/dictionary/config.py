@@ -98,7 +98,9 @@ class BilDRLConfig(RunConfig):
     directions (default: the build config's), ``max_train_rows`` per direction (a seeded sample; None = all), and the
     paper's AMSGrad, lr 5e-4, batch 64. ``paraphrase``: also score bilingual paraphrase identification (en-es).
     ``evaluate_on``: further directions whose held-out words are retrieved at the end, with no training on them
-    (a mono baseline trained on ``en-en`` retrieves the ``es-en`` test words among the Spanish rows)."""
+    (a mono baseline trained on ``en-en`` retrieves the ``es-en`` test words among the Spanish rows). ``loss``:
+    the paper's ``l2`` onto the word's vector, or ``softmax`` over the words of the word's language by cosine at
+    ``temperature`` (:class:`~parabit.objectives.dictionary_softmax.DictionarySoftmaxLoss`)."""
 
     section_defaults = {"optim": {"name": "adam", "lr": 5e-4, "batch_size": 64, "epochs": 5, "amsgrad": True},
                         "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
@@ -113,6 +115,8 @@ class BilDRLConfig(RunConfig):
     joint: JointConfig = Field(default_factory=JointConfig)
     paraphrase: bool = True
     evaluate_on: tuple[Direction, ...] = ()
+    loss: Literal["l2", "softmax"] = "l2"
+    temperature: PositiveFloat = 0.05
 
     @model_validator(mode="after")
     def _one_space(self):

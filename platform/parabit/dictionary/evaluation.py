@@ -46,16 +46,41 @@ class DefinitionEmbedder:
 def evaluate_retrieval(embedder: DefinitionEmbedder, test: pa.Table, direction: str) -> dict[str, float]:
     """P@1, P@10, MRR of the direction's test definitions over every word of the word language in the space, by
     Euclidean distance (the L2 loss's geometry) and, as ``cos_*``, by cosine (Euclidean on unit vectors)."""
+    return retrieval_on(embedder.space, embedder.word_table(), embedder.encode, test, direction)
+
+
+def retrieval_on(space: BilingualSpace, word_table: np.ndarray, encode, test: pa.Table,
+                 direction: str) -> dict[str, float]:
+    """:func:`evaluate_retrieval` for any ``encode(texts, lang)`` against the rows of ``word_table``."""
     word_lang, def_lang = direction.split("-")
-    words = embedder.space.words(word_lang)
+    words = space.words(word_lang)
     candidates = list(words)
     position = {w: i for i, w in enumerate(candidates)}
-    table = embedder.word_table()[[words[w] for w in candidates]]
-    queries = embedder.encode(test["definition"].to_pylist(), def_lang)
+    table = word_table[[words[w] for w in candidates]]
+    queries = encode(test["definition"].to_pylist(), def_lang)
     gold = np.asarray([position[w] for w in test["word"].to_pylist()])
     cosine = retrieval_scores(gold_ranks(unit_rows(queries), unit_rows(table), gold))
     return {**retrieval_scores(gold_ranks(queries, table, gold)), **{f"cos_{k}": v for k, v in cosine.items()},
             "test_cases": float(len(gold)), "candidates": float(len(candidates))}
+
+
+def untrained_references(space: BilingualSpace, data_path, directions, paraphrase: bool, max_tokens: int = 15,
+                         seed: int = 1) -> dict[str, dict[str, float]]:
+    """What the space gives with no dictionary training (Table 4's reference, and its Table 3 counterpart): each
+    direction's held-out definitions encoded as the mean vector of their first ``max_tokens`` words, retrieved as
+    :func:`evaluate_retrieval` does; and (``paraphrase``) the paraphrase MLP on those mean vectors."""
+    def average(texts: list[str], lang: str) -> np.ndarray:
+        return space.average(texts, lang, max_tokens)
+
+    scores = {}
+    for direction in directions:
+        rows = read_direction(data_path, direction)
+        scores[direction] = retrieval_on(space, space.vectors, average, rows.filter(pc.equal(rows["split"], "test")),
+                                         direction)
+    if paraphrase:
+        scores["paraphrase-en-es"] = paraphrase_scores(lambda t: average(t, "en"), lambda t: average(t, "es"),
+                                                       read_paraphrases(data_path, "es"), seed=seed)
+    return scores
 
 
 def evaluate_run(embedder: DefinitionEmbedder, config: BilDRLConfig) -> dict[str, dict[str, float]]:

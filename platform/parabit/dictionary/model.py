@@ -51,7 +51,8 @@ class DefinitionEncoder(nn.Module):
 
 
 class BilDRLModule(TrainingModule):
-    """``forward(batch, step)``: the dictionary L2 loss of a batch of (definition, word) rows onto the word's vector;
+    """``forward(batch, step)``: the dictionary loss of a batch of (definition, word) rows (L2 onto the word's vector,
+    or the softmax over its language's words: ``config.loss``);
     with joint learning the word table is trained too and each step adds ``skipgram_weight`` × skip-gram on both
     sides of a random bitext batch (``step.shards["bitext"]``) and ``alignment_weight`` × their bag-of-words
     alignment loss. The whole module is checkpointed (with joint learning the skip-gram context table trains too).
@@ -61,7 +62,8 @@ class BilDRLModule(TrainingModule):
         super().__init__()
         self.config = config
         self.model = DefinitionEncoder(config.model, word_vectors, train_words=config.joint.enabled)
-        self.dictionary = build_objective("dictionary_l2")
+        self.dictionary = build_objective("dictionary_l2") if config.loss == "l2" else \
+            build_objective("dictionary_softmax", temperature=config.temperature)
         self.ranges = ranges
         if config.joint.enabled:
             vocab_size, dim = word_vectors.shape
@@ -70,7 +72,11 @@ class BilDRLModule(TrainingModule):
 
     def forward(self, batch: dict, step: Step) -> tuple[torch.Tensor, dict]:
         table = self.model.word_vectors()
-        loss = self.dictionary(self.model(batch["ids_a"], batch["len_a"]), table[batch["ids_b"][:, 0]])
+        encoded, word_ids = self.model(batch["ids_a"], batch["len_a"]), batch["ids_b"][:, 0]
+        if self.config.loss == "l2":
+            loss = self.dictionary(encoded, table[word_ids])
+        else:
+            loss = self.dictionary(encoded, table, word_ids, list(self.ranges.values()))
         parts = {"dictionary_loss": float(loss.detach())}
         if self.config.joint.enabled:
             joint = self.config.joint

@@ -14,6 +14,7 @@ from torch import nn
 
 from parabit.objectives.bilingual_hinge import BilingualHingeLoss
 from parabit.objectives.dictionary_l2 import DictionaryL2Loss
+from parabit.objectives.dictionary_softmax import DictionarySoftmaxLoss
 from parabit.objectives.malstm_classification import MaLSTMClassificationLoss
 from parabit.objectives.malstm_regression import MaLSTMRegressionLoss
 from parabit.objectives.negative_sampling import gather_negatives, sample_random_negatives, select_negatives
@@ -26,6 +27,7 @@ OBJECTIVES: dict[str, type[nn.Module]] = {
     "malstm": MaLSTMRegressionLoss,
     "malstm_classification": MaLSTMClassificationLoss,
     "dictionary_l2": DictionaryL2Loss,
+    "dictionary_softmax": DictionarySoftmaxLoss,
 }
 
 
@@ -45,6 +47,7 @@ __all__ = [
     "OBJECTIVES",
     "BilingualHingeLoss",
     "DictionaryL2Loss",
+    "DictionarySoftmaxLoss",
     "L2Regularizer",
     "L2ToInitRegularizer",
     "MaLSTMClassificationLoss",

@@ -11,6 +11,8 @@ differences, and decides (:func:`verdict`):
   difference is within seed noise); with fewer seeds it is *undecided*;
 * a finding about the data rather than a trained model (``fixed``: the two values, computed from the training
   data) involves no seed and is decided by its sign;
+* a finding against a ``reference`` computed from the data (an untrained baseline) compares each seed of
+  ``better`` with that one value, under the same rule;
 * a finding that cannot be measured on the shipped data says why (*not testable here*).
 """
 
@@ -40,7 +42,8 @@ NOT_RUN = "not run"
 class Finding:
     """A claim of the paper: ``better`` > ``worse`` (group keys of the same paper) on ``metric``. ``paper``: what
     the paper reports for it (text, e.g. ".7832 vs .7121"). ``fixed``: (better, worse) computed from data, not from
-    cells. ``untestable``: why it cannot be measured here (then no groups are needed)."""
+    cells. ``reference``: the worse side is this value computed from data (``worse`` names it in the claim only).
+    ``untestable``: why it cannot be measured here (then no groups are needed)."""
 
     claim: str
     better: str = ""
@@ -51,10 +54,13 @@ class Finding:
     margin: float = 0.05
     untestable: str | None = None
     fixed: tuple[float, float] | None = None
+    reference: float | None = None
 
     @property
     def groups(self) -> tuple[str, ...]:
-        return () if self.untestable or self.fixed else (self.better, self.worse)
+        if self.untestable or self.fixed:
+            return ()
+        return (self.better,) if self.reference is not None else (self.better, self.worse)
 
     def compare(self, results: Results) -> "Comparison":
         if self.untestable:
@@ -64,12 +70,14 @@ class Finding:
             decision = HOLDS if better > worse else FAILS
             return Comparison(self, {}, {}, [better - worse], decision,
                               "computed from the training data (no training run, no seed involved)")
-        better, worse = results.values(self.better, self.metric), results.values(self.worse, self.metric)
+        better = results.values(self.better, self.metric)
+        worse = ({seed: self.reference for seed in better} if self.reference is not None
+                 else results.values(self.worse, self.metric))
         seeds = sorted(set(better) & set(worse))
         differences = [better[s] - worse[s] for s in seeds]
         decision, reason = verdict(differences, self.relation, self.margin, self.metric.scale)
         if not differences:
-            missing = [g for g, v in ((self.better, better), (self.worse, worse)) if not v]
+            missing = [g for g, v in ((self.better, better), (self.worse, worse)) if not v and g in self.groups]
             reason = f"no finished cell of {', '.join(missing) or 'a common seed'}"
         return Comparison(self, better, worse, differences, decision, reason)
 

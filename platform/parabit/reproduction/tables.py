@@ -13,15 +13,19 @@ from parabit.reproduction.metrics import Metric
 
 @dataclass(frozen=True)
 class Entry:
-    """One table cell: ``metric`` of ``group``'s cells (None: not measured here) beside the ``paper``'s value."""
+    """One table cell: ``metric`` of ``group``'s cells (None: not measured here) beside the ``paper``'s value.
+    ``value``: a number of ours computed from the data rather than by cells (then ``group`` is None)."""
 
     group: str | None
     metric: Metric | None
     paper: float | None = None
+    value: float | None = None
 
     def text(self, results: Results) -> str:
         ours = "—"
-        if self.group is not None and self.metric is not None:
+        if self.value is not None and self.metric is not None:
+            ours = self.metric.format(self.value)
+        elif self.group is not None and self.metric is not None:
             values = list(results.values(self.group, self.metric).values())
             if values:
                 ours = self.metric.format(float(np.mean(values)))
