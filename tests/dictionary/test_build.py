@@ -62,8 +62,12 @@ def test_test_words_come_only_from_the_held_out_pool():
     assert len(test) == 40 and all(in_pool(w, "fr") for w in test)
     pool = {w for w in vocabulary if in_pool(w, "fr")}
     assert 0.15 < len(pool) / len(vocabulary) < 0.35  # about a quarter of all words, whatever they are
+    # The whole pool may be held out, not one word more.
+    kept, _ = select_entries(candidates, vocabulary, test_words=len(pool), seed=0,
+                             may_hold_out=lambda word: in_pool(word, "fr"))
+    assert {w for _, w, split in kept if split == "test"} == pool
     with pytest.raises(ValueError, match="held-out pool"):
-        select_entries(candidates, vocabulary, test_words=len(pool), seed=0,
+        select_entries(candidates, vocabulary, test_words=len(pool) + 1, seed=0,
                        may_hold_out=lambda word: in_pool(word, "fr"))
 
 

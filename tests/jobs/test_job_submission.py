@@ -38,6 +38,10 @@ def head_node(tmp_path):
     head = subprocess.Popen(
         [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs_port}", "--num-cpus=2", f"--temp-dir={temp_dir}",
          "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
+         # The agents' ports too: Ray's defaults (52365 for the job agent) are taken by any other Ray on the machine
+         # (a training run beside the suite), and the agent then never registers ("No available agent").
+         f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
+         f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
          "--disable-usage-stats"],
         # RAY_ADDRESS names this head to its own processes (the job agent, the job's driver, Ray Train's placement
         # group cleaner): with the test session's Ray also running they otherwise fail on "multiple active Ray
