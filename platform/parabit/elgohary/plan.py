@@ -54,11 +54,14 @@ class ElgoharySettings(Config):
     """Elgohary & Carpuat's runs: ``config`` (a :class:`~parabit.elgohary.config.ReproductionConfig` YAML: conditions,
     objectives, settings, analyses). ``jbi_sweep``: the sweep space whose best point on the paper's dev set (STS 2012
     SMT-europarl train) gives every J_bi cell its settings, as the paper tuned them (null: the config's ``jbi`` as
-    given); its trials and choice are part of the paper's prepared record in the ledger. ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
+    given); its trials and choice are part of the paper's prepared record in the ledger. ``jbi_phrases_sweep``: tune
+    J_bi once more, on the bilingual phrases (the same space over the phrase table), for the BiPh J_bi cells: the
+    paper tuned per condition and chose cosine for bilingual phrases, Euclidean for sentences. ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
     pairs each, one epoch, no analyses."""
 
     config: str = "jobs/configs/elgohary.yaml"
     jbi_sweep: str | None = "tuning/spaces/jbi_elgohary.yaml"
+    jbi_phrases_sweep: bool = True
     quick_pairs: PositiveInt = 2000
     quick_conditions: tuple[Condition, ...] = ("bilingual_sentences", "ppdb")
 
@@ -78,6 +81,7 @@ class ElgoharyPlan(PaperPlan):
         self.sizes: dict[int, str] = {}  # Table 6: pairs -> the paper's size it stands for
         self.available: dict[str, int] = {}
         self.sweep: dict | None = None  # the J_bi sweep: its trials and choice
+        self.phrase_sweep: dict | None = None  # the same on the bilingual phrases (its choice: their J_bi settings)
         self._ratios: dict | None = None  # Table 4
         self._filtered_counts: dict[str, int] = {}  # Table 5: pairs left without a SICK bigram
 
@@ -88,6 +92,8 @@ class ElgoharyPlan(PaperPlan):
             self.context.pipeline("phrases", phrases)
         if self.settings.jbi_sweep and not self.quick and "jbi" in self.config.objectives:
             self._tune_jbi()
+            if self.settings.jbi_phrases_sweep and "bilingual_phrases" in self.config.conditions:
+                self._tune_jbi_phrases(phrase_data_paths(phrases)["bilingual_phrases"])
         self.data_paths = phrase_data_paths(phrases)
         if self.has_sizes or "memorisation" in self.config.analyses:
             self.available = {c: pairs_available(self._train(c, "jbi").data) for c in self.config.conditions}
@@ -100,17 +106,24 @@ class ElgoharyPlan(PaperPlan):
 
     def _tune_jbi(self) -> None:
         """Run (or resume) the J_bi sweep and take its best point for every J_bi cell."""
+        self.sweep = self._sweep(f"{self.context.config.prefix}-elgohary-jbi")
+        self.config.jbi = {**self.config.jbi, **self.sweep["best_params"]}
+
+    def _tune_jbi_phrases(self, phrase_table: str) -> None:
+        """Run (or resume) the same sweep on the bilingual phrases: its best point is the BiPh J_bi settings."""
+        self.phrase_sweep = self._sweep(f"{self.context.config.prefix}-elgohary-jbi-phrases", {
+            "data.condition": "bilingual_phrases", "data.path": phrase_table})
+
+    def _sweep(self, name: str, data: dict | None = None) -> dict:
         from parabit.tuning.space import load_space
         from parabit.tuning.sweep import run_sweep
 
-        name = f"{self.context.config.prefix}-elgohary-jbi"
         space = load_space(project_path(self.settings.jbi_sweep), name=name, overrides={
-            "tracking.experiment": self.context.config.experiment, "tracking.register_as": ""})
+            "tracking.experiment": self.context.config.experiment, "tracking.register_as": "", **(data or {})})
         summary = run_sweep(space)
-        self.config.jbi = {**self.config.jbi, **summary.best_params}
-        self.sweep = {"name": name, "space": self.settings.jbi_sweep, "parent_run_id": summary.parent_run_id,
-                      "best_params": summary.best_params, "best_dev_score": summary.best_dev_score,
-                      "trials": sweep_trials(name, [p.path for p in space.parameters], space.search.metric)}
+        return {"name": name, "space": self.settings.jbi_sweep, "parent_run_id": summary.parent_run_id,
+                "best_params": summary.best_params, "best_dev_score": summary.best_dev_score,
+                "trials": sweep_trials(name, [p.path for p in space.parameters], space.search.metric)}
 
     def data_fingerprint(self):
         sweep = None
@@ -121,7 +134,7 @@ class ElgoharyPlan(PaperPlan):
     def facts(self) -> dict:
         return {"data_paths": dict(self.data_paths), "available": dict(self.available),
                 "sizes": [[pairs, label] for pairs, label in self.sizes.items()], "jbi": dict(self.config.jbi),
-                "sweep": self.sweep,
+                "sweep": self.sweep, "phrase_sweep": self.phrase_sweep,
                 "undertrained": self._undertrained() if "undertrained" in self.config.analyses else {},
                 "filtered": {c: self._filtered(c) for c in self.available}
                 if "memorisation" in self.config.analyses else {}}
@@ -132,6 +145,9 @@ class ElgoharyPlan(PaperPlan):
         self.sizes = {int(pairs): label for pairs, label in facts["sizes"]}
         self.config.jbi = dict(facts["jbi"])
         self.sweep = facts["sweep"]
+        # A record from before the phrase sweep: BiPh J_bi keeps the sentence settings it was trained with, until
+        # the data step runs again (it does before the next cell trains) and its cells train with their own.
+        self.phrase_sweep = facts.get("phrase_sweep")
         self._ratios = facts["undertrained"]
         self._filtered_counts = facts["filtered"]
 
@@ -140,7 +156,10 @@ class ElgoharyPlan(PaperPlan):
         return "sizes" in self.config.analyses and "bilingual_phrases" in self.config.conditions
 
     def _train(self, condition: str, objective: str, **data):
-        return train_config(self.config, condition, objective, self.data_paths, **data)
+        overrides = None
+        if condition == "bilingual_phrases" and objective == "jbi" and self.phrase_sweep is not None:
+            overrides = self.phrase_sweep["best_params"]
+        return train_config(self.config, condition, objective, self.data_paths, overrides=overrides, **data)
 
     # -- groups ----------------------------------------------------------------------------------------------
     def groups(self) -> list[Group]:
@@ -287,23 +306,31 @@ class ElgoharyPlan(PaperPlan):
     def _jbi_text(self) -> str:
         if self.sweep is None:
             return f"J_bi settings {self.config.jbi} (as configured: no sweep ran)."
-        return (f"J_bi settings {self.config.jbi}: the best of {len(self.sweep['trials'])} trials of the "
+        text = (f"J_bi settings {self.config.jbi}: the best of {len(self.sweep['trials'])} trials of the "
                 f"`{self.sweep['space']}` sweep on the paper's dev set (STS 2012 SMT-europarl train; dev r "
                 f"{self.sweep['best_dev_score']:.4f}; MLflow run `{self.sweep['parent_run_id']}`; trials below).")
+        if self.phrase_sweep is None:
+            return text + " BiPh J_bi uses them too (the per-condition phrase sweep has not run)."
+        return text + (f" BiPh J_bi {self.phrase_sweep['best_params']}: the best of the same sweep over the bilingual "
+                       f"phrases (dev r {self.phrase_sweep['best_dev_score']:.4f}; MLflow run "
+                       f"`{self.phrase_sweep['parent_run_id']}`), as the paper tuned each condition (it chose cosine "
+                       "for bilingual phrases, Euclidean for sentences).")
 
     def sections(self, results) -> list[Section]:
         sections = []
-        if self.sweep is not None:
-            parameters = list(self.sweep["trials"][0]["params"]) if self.sweep["trials"] else []
+        for sweep, data in ((self.sweep, "bilingual sentences"), (self.phrase_sweep, "bilingual phrases")):
+            if sweep is None:
+                continue
+            parameters = list(sweep["trials"][0]["params"]) if sweep["trials"] else []
             lines = ["| trial | " + " | ".join(parameters) + " | epochs | dev r | status |",
                      "|---" * (len(parameters) + 4) + "|"]
-            for trial in self.sweep["trials"]:
+            for trial in sweep["trials"]:
                 score = "—" if trial["dev_score"] is None else f"{trial['dev_score']:.4f}"
                 epochs = "—" if trial["epochs"] is None else f"{trial['epochs']:.0f}"
                 lines.append(f"| {trial['trial']} | " + " | ".join(str(trial["params"][p]) for p in parameters)
                              + f" | {epochs} | {score} | {trial['status']} |")
-            sections.append(Section("The J_bi sweep (random search with ASHA, dev = STS 2012 SMT-europarl train)",
-                                    "\n".join(lines)))
+            sections.append(Section(f"The J_bi sweep on the {data} (random search with ASHA, dev = STS 2012 "
+                                    "SMT-europarl train)", "\n".join(lines)))
         if "undertrained" not in self.config.analyses:
             return sections
         ratios = self._undertrained()
