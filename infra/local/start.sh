@@ -90,7 +90,8 @@ for i in $(seq 1 "$NUM_WORKERS"); do
         --resources='{"train_slot": 1}' --labels="parabit-node=worker-$i"
     deadline=$((SECONDS + START_TIMEOUT))
     until [ "$(alive_nodes 2>/dev/null)" = "$((i + 1))" ]; do
-        group_alive "$(cat "$STATE_DIR/worker-$i.pid")" ||
+        # The leader itself first: until it has called setsid (late on a busy machine) its group is still empty.
+        pid_alive "$(cat "$STATE_DIR/worker-$i.pid")" || group_alive "$(cat "$STATE_DIR/worker-$i.pid")" ||
             { tail -n 30 "$STATE_DIR/logs/worker-$i.log" >&2; die "worker node $i exited during start-up"; }
         ((SECONDS < deadline)) || die "worker node $i did not register with the head in ${START_TIMEOUT}s (logs: $STATE_DIR/logs, $(node_temp_dir "$i")/session_latest/logs)"
         sleep 1
