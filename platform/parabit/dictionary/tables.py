@@ -110,9 +110,8 @@ def bildrl_tables(bli: bool = True, experiment: str = "parabit-bildrl") -> str |
     """Tables 3 (Euclidean and cosine kNN) and 4 from the finished runs, plus (``bli``) the target spaces' BLI and
     Table 4's untrained reference row; logged to MLflow as run ``bildrl-tables``. None when there is no run."""
     from parabit.dictionary.bli import bli_scores, standard_bli_sets
-    from parabit.dictionary.build import read_paraphrases
     from parabit.dictionary.config import DictionaryBuildConfig
-    from parabit.dictionary.paraphrase import paraphrase_scores
+    from parabit.dictionary.evaluation import untrained_references
     from parabit.dictionary.space import BilingualSpace
     from parabit.tracking import RunTracker
 
@@ -131,8 +130,7 @@ def bildrl_tables(bli: bool = True, experiment: str = "parabit-bildrl") -> str |
             for name, (pairs, src, tgt) in standard_bli_sets(lang).items():
                 scores[f"en-{lang} space, {name}"] = bli_scores(space, pairs, src, tgt)
             if lang == "es":  # Table 4 reference: the same MLP on mean space vectors (no dictionary training)
-                pairs = read_paraphrases(build.output_path, "es")
-                base = paraphrase_scores(lambda t: space.average(t, "en"), lambda t: space.average(t, "es"), pairs)
+                base = untrained_references(space, build.output_path, (), paraphrase=True)["paraphrase-en-es"]
                 four += (f"\n| space mean, untrained (reference) | — / {100 * base['accuracy']:.2f} "
                          f"| — / {base['f1']:.3f} |")
         bli_text = bli_table(scores)
