@@ -90,9 +90,12 @@ class ElgoharyPlan(PaperPlan):
         phrases = self.config.phrases()
         if self.config.needs_phrases:
             self.context.pipeline("phrases", phrases)
+        # A sweep restored from the ledger is not run again: its trials and choice are already recorded there.
         if self.settings.jbi_sweep and not self.quick and "jbi" in self.config.objectives:
-            self._tune_jbi()
-            if self.settings.jbi_phrases_sweep and "bilingual_phrases" in self.config.conditions:
+            if self.sweep is None:
+                self._tune_jbi()
+            if (self.settings.jbi_phrases_sweep and "bilingual_phrases" in self.config.conditions
+                    and self.phrase_sweep is None):
                 self._tune_jbi_phrases(phrase_data_paths(phrases)["bilingual_phrases"])
         self.data_paths = phrase_data_paths(phrases)
         if self.has_sizes or "memorisation" in self.config.analyses:
