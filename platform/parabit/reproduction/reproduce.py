@@ -186,9 +186,11 @@ class Reproduction:
         began = time.time()
         init_ray()
         plan.prepare()
-        paper.restored, paper.started = False, True
         facts = portable(plan.prepared_facts())
         known = self.ledger.prepared(plan.key, paper.data_digest)
+        if known is not None and paper.restored:
+            facts = self._keep_recorded(plan, known.facts, facts)
+        paper.restored, paper.started = False, True
         if known is None or known.facts != facts:
             checkout = system_tags()
             self.ledger.append(PreparedRecord(
@@ -196,6 +198,21 @@ class Reproduction:
                 commit=checkout.get("mlflow.source.git.commit", "unknown"),
                 dirty={"true": True, "false": False}.get(checkout.get(GIT_DIRTY, "")),
                 seconds=round(time.time() - began, 1), machine=machine(), finished=utc(time.time())))
+
+    @staticmethod
+    def _keep_recorded(plan: PaperPlan, recorded: dict, fresh: dict) -> dict:
+        """The facts in force after the data step ran again for a paper restored from the ledger: what its record
+        holds stays, what it lacks comes from this run. The ledger's cells were planned from the record (Table 6's
+        sizes are fractions of the phrase table), and a data step with a random part counts a little differently
+        on each run (eflomal's sampler takes no seed)."""
+        kept = {key: value for key, value in recorded.items() if value is not None}
+        changed = sorted(key for key, value in kept.items() if key in fresh and fresh[key] != value)
+        if changed:
+            log.warning("%s: the data step ran again for the missing cells; its %s differ from the record's, which "
+                        "stay in force (each cell records the rows it trained on)", plan.key, ", ".join(changed))
+        facts = {**fresh, **kept}
+        plan.restore_prepared(local(facts))
+        return facts
 
     def cell(self, paper: PaperRun, group: Group, seed: int) -> Cell:
         return make_cell(self.config.prefix, self.config.experiment, paper.plan.key, group, seed, paper.data_digest)
