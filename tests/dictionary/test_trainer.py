@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from parabit.dictionary.build import build_dictionaries
-from parabit.dictionary.evaluation import DefinitionEmbedder, evaluate_retrieval
+from parabit.dictionary.evaluation import DefinitionEmbedder, evaluate_retrieval, seen_rows
 from parabit.dictionary.inspect import seen_word_retrieval
-from parabit.dictionary.prepare import prepared_space, training_rows
+from parabit.dictionary.prepare import prepared_space
 from parabit.dictionary.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig, JointConfig
 from parabit.dictionary.recipe import BilDRLRecipe
 from parabit.dictionary.tables import load_records, table3, table4
@@ -37,12 +37,14 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
         model=DictionaryModelConfig(encoder="att", hidden=16, max_tokens=15),
         joint=JointConfig(enabled=True, bitext_pairs=200),
         optim=OptimConfig(name="adam", amsgrad=True, lr=5e-3, batch_size=4, epochs=4),
-        storage_path=str(outputs / "ray_results"))
+        evaluate_seen=SEEN_ROWS, storage_path=str(outputs / "ray_results"))
     recipe = BilDRLRecipe(config)
     result = run_training(recipe)
     scores = {s.benchmark: {} for s in result.report.scores}
+    seen = {}
     for score in result.report.scores:
-        scores[score.benchmark][score.metric] = score.value
+        (scores[score.benchmark] if score.subset == "test" else seen.setdefault(score.benchmark, {}))[
+            score.metric] = score.value
 
     assert [entry["epoch"] for entry in result.history] == [1, 2, 3, 4]
     assert all(entry["skipgram_loss"] > 0 and entry["alignment_loss"] >= 0 for entry in result.history)
@@ -63,6 +65,7 @@ def test_tiny_joint_multitask_run_trains_and_scores(ray_session, outputs, tiny_i
     untrained_module = recipe.build_module(prepared, sparse=False)
     untrained = evaluate_retrieval(DefinitionEmbedder.from_state(untrained_module.state_dict(), config,
                                                                  prepared_space(prepared)),
-                                   training_rows(config, "en-es").slice(0, SEEN_ROWS), "en-es")
+                                   seen_rows(config, "en-es", SEEN_ROWS), "en-es")
     assert epoch == 4 and trained["mrr"] >= untrained["mrr"] + MRR_MARGIN, (untrained, trained)
+    assert set(seen) == {"en-es", "es-en"} and seen["en-es"] == pytest.approx(trained)  # the run's own seen scores
     assert trained["cos_mrr"] >= untrained["cos_mrr"] + COS_MRR_MARGIN, (untrained, trained)

@@ -5,6 +5,7 @@ stale."""
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import shutil
@@ -15,7 +16,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from parabit.reproduction.config import ReproduceConfig
-from parabit.reproduction.ledger import Ledger
+from parabit.reproduction.ledger import Ledger, local
 from parabit.reproduction.plan import PlanContext
 from parabit.reproduction.plans import PLANS
 from parabit.reproduction.reproduce import PaperRun, Reproduction
@@ -121,3 +122,26 @@ def test_a_changed_config_makes_its_recorded_cells_stale_and_an_unchanged_one_fi
     changed = opened(quick_pairs=150)  # every quick cell trains on 150 pairs per split instead of 200
     assert changed.results.all == [] and set(changed.stale) == recorded
     assert all("stale" in why for why in changed.stale.values())
+
+
+@pytest.mark.slow
+def test_a_data_step_run_again_keeps_the_facts_its_recorded_cells_were_planned_from(quick, caplog):
+    """A restored paper whose missing cells need its data runs the data step again (another machine, say). What the
+    record holds stays in force even where this run counts differently (eflomal samples without a seed); what the
+    record lacks (a fact added since) comes from this run."""
+    _, _, ledger_folder, _ = quick
+    config = ReproduceConfig(quick=True, repeats=1, papers=("elgohary",), ledger=str(ledger_folder))
+    reproduction = Reproduction(config, {})
+    paper = PaperRun(PLANS["elgohary"](PlanContext(config)))
+    reproduction.open(paper, prepare=False)
+    assert paper.restored
+    recorded = {key: value for key, value in reproduction.ledger.prepared("elgohary", paper.data_digest).facts.items()
+                if key != "phrase_sweep"}
+    fresh = {**{key: ["counted differently"] for key in recorded}, "phrase_sweep": {"best_params": {"k": 1}}}
+    with caplog.at_level(logging.WARNING, logger="parabit.reproduction.reproduce"):
+        kept = Reproduction._keep_recorded(paper.plan, recorded, fresh)
+    assert kept == {**recorded, "phrase_sweep": {"best_params": {"k": 1}}}
+    plan = paper.plan
+    assert plan.data_paths == local(recorded["data_paths"]) and plan.available == recorded["available"]
+    assert plan.sweep == local(recorded["sweep"]) and plan.phrase_sweep == {"best_params": {"k": 1}}
+    assert "differ from the record's, which stay in force" in caplog.text

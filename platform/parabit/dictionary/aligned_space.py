@@ -2,7 +2,7 @@
 learned from the bitext and aligned to them with the MUSE training dictionary.
 
 The J_bi space (``jobs/configs/bildrl/embeddings_*.yaml``) trains Spanish/French rows from random starts on ~190k
-short sentence pairs, and held-out retrieval onto it stays near chance (``docs/bildrl_results.md``). Here instead:
+short sentence pairs, and held-out retrieval onto it stayed near chance (runs of 2026-11-21). Here instead:
 
 1. **English rows** are GloVe 6B 50d, unchanged, for every English word of the bitext that GloVe knows.
 2. **Foreign rows** come from the bitext: IBM Model 1 (EM over every sentence pair, a NULL word on the foreign

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from parabit.config import Config
 from parabit.paths import output_root
@@ -100,7 +100,9 @@ class BilDRLConfig(RunConfig):
     ``evaluate_on``: further directions whose held-out words are retrieved at the end, with no training on them
     (a mono baseline trained on ``en-en`` retrieves the ``es-en`` test words among the Spanish rows). ``loss``:
     the paper's ``l2`` onto the word's vector, or ``softmax`` over the words of the word's language by cosine at
-    ``temperature`` (:class:`~parabit.objectives.dictionary_softmax.DictionarySoftmaxLoss`)."""
+    ``temperature`` (:class:`~parabit.objectives.dictionary_softmax.DictionarySoftmaxLoss`). ``evaluate_seen``: also
+    retrieve the words of that many of the run's own training rows (a seeded sample), as ``<direction>/seen/*``: how
+    well the model fits what it saw, beside how well it finds the held-out words."""
 
     section_defaults = {"optim": {"name": "adam", "lr": 5e-4, "batch_size": 64, "epochs": 5, "amsgrad": True},
                         "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
@@ -117,6 +119,7 @@ class BilDRLConfig(RunConfig):
     evaluate_on: tuple[Direction, ...] = ()
     loss: Literal["l2", "softmax"] = "l2"
     temperature: PositiveFloat = 0.05
+    evaluate_seen: NonNegativeInt = 0
 
     @model_validator(mode="after")
     def _one_space(self):

@@ -12,6 +12,7 @@ from parabit.dictionary.build import read_direction, read_paraphrases
 from parabit.dictionary.config import BilDRLConfig
 from parabit.dictionary.model import DefinitionEncoder
 from parabit.dictionary.paraphrase import paraphrase_scores
+from parabit.dictionary.prepare import training_rows
 from parabit.dictionary.retrieval import gold_ranks, retrieval_scores
 from parabit.dictionary.space import BilingualSpace, unit_rows
 
@@ -64,6 +65,13 @@ def retrieval_on(space: BilingualSpace, word_table: np.ndarray, encode, test: pa
             "test_cases": float(len(gold)), "candidates": float(len(candidates))}
 
 
+def seen_rows(config: BilDRLConfig, direction: str, rows: int) -> pa.Table:
+    """A seeded sample of ``rows`` of the definitions the run trains on in ``direction`` (all when it has fewer)."""
+    table = training_rows(config, direction)
+    sample = np.random.default_rng(config.seed).permutation(table.num_rows)[:rows]
+    return table.take(pa.array(np.sort(sample)))
+
+
 def untrained_references(space: BilingualSpace, data_path, directions, paraphrase: bool, max_tokens: int = 15,
                          seed: int = 1) -> dict[str, dict[str, float]]:
     """What the space gives with no dictionary training (Table 4's reference, and its Table 3 counterpart): each
@@ -83,15 +91,21 @@ def untrained_references(space: BilingualSpace, data_path, directions, paraphras
     return scores
 
 
-def evaluate_run(embedder: DefinitionEmbedder, config: BilDRLConfig) -> dict[str, dict[str, float]]:
-    """Retrieval on each direction's held-out words (trained and ``evaluate_on``), and (en-es runs) paraphrase
-    identification."""
-    scores = {}
+def evaluate_run(embedder: DefinitionEmbedder, config: BilDRLConfig) -> dict[str, dict[str, dict[str, float]]]:
+    """Scores by task and split: retrieval of each direction's held-out words (``test``; trained directions and
+    ``evaluate_on``) and, with ``evaluate_seen``, of words the run trained on (``seen``); (en-es runs) paraphrase
+    identification (``test``)."""
+    scores: dict[str, dict[str, dict[str, float]]] = {}
     for direction in dict.fromkeys(config.directions + config.evaluate_on):
         rows = read_direction(config.data_path, direction)
-        scores[direction] = evaluate_retrieval(embedder, rows.filter(pc.equal(rows["split"], "test")), direction)
+        scores[direction] = {"test": evaluate_retrieval(embedder, rows.filter(pc.equal(rows["split"], "test")),
+                                                        direction)}
+    if config.evaluate_seen:
+        for direction in config.directions:
+            scores[direction]["seen"] = evaluate_retrieval(embedder, seen_rows(config, direction,
+                                                                               config.evaluate_seen), direction)
     if config.paraphrase and config.language == "es":
         pairs = read_paraphrases(config.data_path, "es")
-        scores["paraphrase-en-es"] = paraphrase_scores(lambda t: embedder.encode(t, "en"),
-                                                       lambda t: embedder.encode(t, "es"), pairs, seed=config.seed)
+        scores["paraphrase-en-es"] = {"test": paraphrase_scores(
+            lambda t: embedder.encode(t, "en"), lambda t: embedder.encode(t, "es"), pairs, seed=config.seed)}
     return scores

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from parabit.config import ConfigError
 from parabit.dictionary.config import BilDRLConfig
-from parabit.dictionary.evaluation import DefinitionEmbedder, evaluate_retrieval
-from parabit.dictionary.prepare import prepare_dictionary_run, prepared_space, training_rows
+from parabit.dictionary.evaluation import DefinitionEmbedder, evaluate_retrieval, seen_rows
+from parabit.dictionary.prepare import prepare_dictionary_run, prepared_space
 from parabit.training.checkpointing import load_state
 from parabit.training.driver import run_directory
 
 
 def seen_word_retrieval(config: BilDRLConfig, rows: int) -> tuple[int, dict[str, float]]:
-    """The epoch of the run's newest checkpoint and the retrieval scores of its first ``rows`` training definitions
-    of the first direction."""
+    """The epoch of the run's newest checkpoint and the retrieval scores of ``rows`` of its training definitions of
+    the first direction (:func:`~parabit.dictionary.evaluation.seen_rows`, the sample ``evaluate_seen`` scores)."""
     run = run_directory(config)
     checkpoints = sorted(folder for folder in run.glob("checkpoint_*") if folder.is_dir())
     if not checkpoints:
@@ -21,5 +21,5 @@ def seen_word_retrieval(config: BilDRLConfig, rows: int) -> tuple[int, dict[str,
     state = load_state(checkpoints[-1])
     embedder = DefinitionEmbedder.from_state(state["model"], config, prepared_space(prepare_dictionary_run(config)))
     direction = config.directions[0]
-    scores = evaluate_retrieval(embedder, training_rows(config, direction).slice(0, rows), direction)
+    scores = evaluate_retrieval(embedder, seen_rows(config, direction, rows), direction)
     return state["epoch"], scores

@@ -46,11 +46,12 @@ class BilDRLRecipe(Recipe[BilDRLConfig]):
         return BilDRLModule(self.config, torch.from_numpy(space.vectors), ranges)
 
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
-        """Retrieval per direction and paraphrase identification, as ``<task>/test/<metric>`` scores (what
+        """Retrieval per direction and paraphrase identification, as ``<task>/<split>/<metric>`` scores (what
         :mod:`parabit.dictionary.tables` reads back from the MLflow runs)."""
         embedder = DefinitionEmbedder.from_state(load_state(checkpoint_dir)["model"], self.config,
                                                  prepared_space(prepared))
         scores = evaluate_run(embedder, self.config)
-        report = EvaluationReport([Score(task, "test", metric, value, int(values.get("test_cases", 0)))
-                                   for task, values in scores.items() for metric, value in values.items()])
+        report = EvaluationReport([Score(task, split, metric, value, int(values.get("test_cases", 0)))
+                                   for task, splits in scores.items() for split, values in splits.items()
+                                   for metric, value in values.items()])
         return Evaluation(report, artifacts={"bildrl/scores.json": scores})

@@ -205,12 +205,11 @@ class Reproduction:
         holds stays, what it lacks comes from this run. The ledger's cells were planned from the record (Table 6's
         sizes are fractions of the phrase table), and a data step with a random part counts a little differently
         on each run (eflomal's sampler takes no seed)."""
-        kept = {key: value for key, value in recorded.items() if value is not None}
-        changed = sorted(key for key, value in kept.items() if key in fresh and fresh[key] != value)
+        changed = sorted(key for key, value in recorded.items() if key in fresh and fresh[key] != value)
         if changed:
             log.warning("%s: the data step ran again for the missing cells; its %s differ from the record's, which "
                         "stay in force (each cell records the rows it trained on)", plan.key, ", ".join(changed))
-        facts = {**fresh, **kept}
+        facts = {**fresh, **recorded}
         plan.restore_prepared(local(facts))
         return facts
 
