@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from parabit.config import ConfigError
 from parabit.training.config import ScalingConfig
-from parabit.training.driver import check_same_settings, record_settings
+from parabit.training.driver import _record_path, check_same_settings, record_settings
 
 from ..conftest import pairs_config
 
@@ -30,3 +32,16 @@ def test_a_name_resumes_only_with_the_settings_it_started_with(tmp_path):
         check_same_settings(changed)
     # Another name is a new run.
     check_same_settings(pairs_config("renamed-yes", tmp_path / "pairs", tmp_path, objective__margin=0.6))
+
+
+def test_a_setting_added_since_the_run_started_is_no_change_while_it_keeps_its_default(tmp_path):
+    """A run interrupted before parabit gained a setting resumes after the upgrade; the record holds no value for it."""
+    started = pairs_config("upgraded", tmp_path / "pairs", tmp_path)
+    record_settings(started)
+    record = _record_path(started)
+    content = json.loads(record.read_text())
+    del content["settings"]["data"]["max_pairs"]  # as if data.max_pairs (default None) came after the run began
+    record.write_text(json.dumps(content))
+    check_same_settings(started)
+    with pytest.raises(ConfigError, match=r"data\.max_pairs: None -> 100"):
+        check_same_settings(pairs_config("upgraded", tmp_path / "pairs", tmp_path, data__max_pairs=100))

@@ -23,6 +23,7 @@ from pathlib import Path
 import ray
 import torch
 from mlflow.tracking import MlflowClient
+from pydantic import BaseModel
 from ray.data import DataContext
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
@@ -129,16 +130,32 @@ def _flatten(value, prefix: str = "") -> dict:
     return {prefix.rstrip("."): value}
 
 
+def _is_default(config: RunSettings, key: str, value) -> bool:
+    """Whether the setting ``key`` (dotted) has its default ``value``: a setting added to parabit after a run started
+    is not a change while it keeps the default (that keeps the old behaviour)."""
+    *parents, name = key.split(".")
+    owner = config
+    for part in parents:
+        owner = getattr(owner, part, None)
+    field = type(owner).model_fields.get(name) if isinstance(owner, BaseModel) else None
+    if field is None:
+        return False
+    default = field.get_default(call_default_factory=True)
+    return value == default or (isinstance(default, tuple) and value == list(default))
+
+
 def check_same_settings(config: RunSettings) -> None:
     """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
     from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
-    trained with the old one. Runs recorded before settings were kept are not checked."""
+    trained with the old one. Runs recorded before settings were kept are not checked, nor settings added since a
+    run started that keep their default."""
     stored = run_record(config).get("settings")
     if stored is None:
         return
     before, now = _flatten(stored), _flatten(trained_settings(config))
     changed = [f"{key}: {before.get(key)!r} -> {now.get(key)!r}" for key in sorted(before.keys() | now.keys())
-               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS]
+               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS
+               and not (key not in before and _is_default(config, key, now[key]))]
     if changed:
         shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
         raise ConfigError(
