@@ -40,8 +40,8 @@ def test_a_setting_added_since_the_run_started_is_no_change_while_it_keeps_its_d
     record_settings(started)
     record = _record_path(started)
     content = json.loads(record.read_text())
-    del content["settings"]["data"]["max_pairs"]  # as if data.max_pairs (default None) came after the run began
+    del content["settings"]["data"]["glove_words"]  # as if data.glove_words (default 0) came after the run began
     record.write_text(json.dumps(content))
     check_same_settings(started)
-    with pytest.raises(ConfigError, match=r"data\.max_pairs: None -> 100"):
-        check_same_settings(pairs_config("upgraded", tmp_path / "pairs", tmp_path, data__max_pairs=100))
+    with pytest.raises(ConfigError, match=r"data\.glove_words: None -> 100"):
+        check_same_settings(pairs_config("upgraded", tmp_path / "pairs", tmp_path, data__glove_words=100))
