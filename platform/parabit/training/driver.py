@@ -23,7 +23,6 @@ from pathlib import Path
 import ray
 import torch
 from mlflow.tracking import MlflowClient
-from pydantic import BaseModel
 from ray.data import DataContext
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig
 from ray.train import ScalingConfig as RayScalingConfig
@@ -130,20 +129,6 @@ def _flatten(value, prefix: str = "") -> dict:
     return {prefix.rstrip("."): value}
 
 
-def _is_default(config: RunSettings, key: str, value) -> bool:
-    """Whether the setting ``key`` (dotted) has its default ``value``: a setting added to parabit after a run started
-    is not a change while it keeps the default (that keeps the old behaviour)."""
-    *parents, name = key.split(".")
-    owner = config
-    for part in parents:
-        owner = getattr(owner, part, None)
-    field = type(owner).model_fields.get(name) if isinstance(owner, BaseModel) else None
-    if field is None:
-        return False
-    default = field.get_default(call_default_factory=True)
-    return value == default or (isinstance(default, tuple) and value == list(default))
-
-
 def check_same_settings(config: RunSettings) -> None:
     """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
     from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
@@ -153,9 +138,11 @@ def check_same_settings(config: RunSettings) -> None:
     if stored is None:
         return
     before, now = _flatten(stored), _flatten(trained_settings(config))
+    # A setting added to parabit since the run started keeps the old behaviour while it has its default.
+    added_as_default = (now.keys() - before.keys()) - _flatten(config.model_dump(mode="json",
+                                                                                 exclude_defaults=True)).keys()
     changed = [f"{key}: {before.get(key)!r} -> {now.get(key)!r}" for key in sorted(before.keys() | now.keys())
-               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS
-               and not (key not in before and _is_default(config, key, now[key]))]
+               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS and key not in added_as_default]
     if changed:
         shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
         raise ConfigError(
