@@ -14,11 +14,12 @@ from parabit.filters.language_model import LanguageModelFilter, TrigramLanguageM
 from parabit.filters.length import TokenLengthFilter
 from parabit.filters.length_ratio import LengthRatioFilter
 from parabit.filters.ngram_overlap import NgramOverlapFilter
+from parabit.filters.teacher import TeacherSimilarityFilter
 
 FILTERS: dict[str, type[Filter]] = {
     cls.name: cls
     for cls in (TokenLengthFilter, LengthRatioFilter, TranslationCostFilter, NgramOverlapFilter, BleuFilter,
-                LanguageModelFilter, ReferenceClassifierFilter)
+                LanguageModelFilter, ReferenceClassifierFilter, TeacherSimilarityFilter)
 }
 
 
@@ -40,4 +41,4 @@ def build_filter(name: str, **options) -> Filter:
 
 __all__ = ["FILTERS", "BleuFilter", "Filter", "FilterError", "LanguageModelFilter", "LengthRatioFilter",
            "NgramOverlapFilter", "PairBatch", "ReferenceClassifierFilter", "TokenLengthFilter",
-           "TranslationCostFilter", "TrigramLanguageModel", "build_filter", "filter_class"]
+           "TeacherSimilarityFilter", "TranslationCostFilter", "TrigramLanguageModel", "build_filter", "filter_class"]

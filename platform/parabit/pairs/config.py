@@ -14,6 +14,7 @@ from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, Pos
 
 from parabit.config import Config, check_name
 from parabit.evaluation.config import EvaluationConfig
+from parabit.teacher.model import TEACHER_DIM, require_teacher
 from parabit.text.tokenize import TokenizerName
 from parabit.training.config import RunConfig
 
@@ -105,9 +106,13 @@ class ModelConfig(Config):
     """The encoder: a name from ``parabit.encoders.ENCODERS`` and its options.
 
     ``init``: ``random`` (normal with standard deviation ``init_std``; 1.0 as in ``nn.Embedding``, which scored
-    better than 0.1 here) or ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``).
-    ``foreign_init``: with ``init: glove``, ``muse`` starts each foreign word at the mean GloVe vector of (up to 3
-    of) its English translations in the MUSE training dictionary (test words excluded), ``random`` as the rest.
+    better than 0.1 here), ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``)
+    or ``distilled`` (every English word of the vocabulary encoded alone by the teacher all-MiniLM-L6-v2, reduced to
+    ``dim`` ≤ 384 dimensions by PCA; needs the extra ``parabit[teacher]``; built by ``teacher_actors`` Ray actors
+    and cached, see :mod:`parabit.teacher.vectors`).
+    ``foreign_init``: with ``init: glove`` or ``distilled``, ``muse`` starts each foreign word at the mean English
+    vector of (up to 3 of) its English translations in the MUSE training dictionary (test words excluded), ``random``
+    as the rest.
     ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
     ``options``: further keyword options of the encoder class.
 
@@ -120,8 +125,9 @@ class ModelConfig(Config):
 
     encoder: str = "avg"
     dim: PositiveInt = 300
-    init: Literal["random", "glove"] = "random"
+    init: Literal["random", "glove", "distilled"] = "random"
     foreign_init: Literal["random", "muse"] = "random"
+    teacher_actors: PositiveInt = 2
     init_std: PositiveFloat = 1.0
     sparse: bool = True
     weighting: Literal["none", "sif"] = "none"
@@ -139,11 +145,16 @@ class ModelConfig(Config):
 
     @model_validator(mode="after")
     def _consistent(self):
-        if self.foreign_init == "muse" and self.init != "glove":
-            raise ValueError("model.foreign_init 'muse' places foreign words by their English translations' GloVe "
-                             "vectors: set model.init to 'glove'")
+        if self.foreign_init == "muse" and self.init == "random":
+            raise ValueError("model.foreign_init 'muse' places foreign words by their English translations' "
+                             "pre-trained vectors: set model.init to 'glove' or 'distilled'")
         if self.init == "glove" and self.dim != 50:
             raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
+        if self.init == "distilled":
+            if self.dim > TEACHER_DIM:
+                raise ValueError(f"model.init 'distilled' reduces the teacher's {TEACHER_DIM}-d vectors: set "
+                                 f"model.dim to at most {TEACHER_DIM} (it is {self.dim})")
+            require_teacher("model.init: distilled")
         if self.encoder != "avg" and (self.weighting != "none" or self.components):
             raise ValueError("model.weighting and model.components are for the averaging encoder: set model.encoder "
                              f"to 'avg' (it is {self.encoder!r}) or remove them")

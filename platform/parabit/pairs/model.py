@@ -3,6 +3,8 @@ regulariser, as one training module whose forward is the loss of a batch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from parabit.data.dictionaries import read_muse_train
@@ -10,9 +12,10 @@ from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder, touched_rows
 from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
 from parabit.pairs.config import ModelConfig, ObjectiveConfig
+from parabit.teacher.vectors import build_distilled_table, load_distilled_table
 from parabit.text.frequency import sif_weights
-from parabit.text.glove import glove_rows_by_translation, glove_rows_for
-from parabit.text.vocab import Vocabulary
+from parabit.text.glove import glove_rows_by_translation, glove_rows_for, rows_by_translation
+from parabit.text.vocab import PAD_ID, UNK_WORD, Vocabulary
 from parabit.training.recipe import Step, TrainingModule
 
 
@@ -31,7 +34,9 @@ def initial_word_weights(config: ModelConfig, vocab: Vocabulary, counts: dict | 
 
 def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
     """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed); with ``init: glove``, GloVe rows
-    for English words and, with ``foreign_init: muse``, foreign words at the GloVe mean of their MUSE translations."""
+    for English words; with ``init: distilled``, the teacher's distilled vectors of every English word (the table the
+    driver built, see :func:`prepare_initial_vectors`). With ``foreign_init: muse``, each foreign word starts at the
+    mean English vector of its MUSE translations."""
     table = torch.randn(len(vocab), config.dim) * config.init_std
     if config.init == "glove":
         glove, _ = glove_rows_for(vocab, "en", std=config.init_std)
@@ -39,7 +44,30 @@ def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
             for lang in sorted(set(vocab.languages) - {"en"}):
                 glove_rows_by_translation(glove, vocab, lang, muse_translations(lang))
         table = torch.from_numpy(glove)
+    elif config.init == "distilled":
+        ids, words = distilled_words(vocab)
+        table[PAD_ID] = 0.0
+        table[ids] = torch.from_numpy(load_distilled_table(words, config.dim))
+        if config.foreign_init == "muse":
+            english = table.numpy()
+            position = {word: index for index, word in zip(ids, words)}
+            for lang in sorted(set(vocab.languages) - {"en"}):
+                rows_by_translation(english, vocab, lang, muse_translations(lang), position, english.copy())
     return table
+
+
+def distilled_words(vocab: Vocabulary) -> tuple[list[int], list[str]]:
+    """The ids and words of the vocabulary's English words that get distilled vectors (all but the unknown word)."""
+    entries = [(index, word) for index, word in vocab.words("en") if word != UNK_WORD]
+    return [index for index, _ in entries], [word for _, word in entries]
+
+
+def prepare_initial_vectors(config: ModelConfig, vocab: Vocabulary) -> Path | None:
+    """Build what :func:`initial_word_table` reads on the workers (driver side, once; cached): with
+    ``init: distilled``, the table of the vocabulary's distilled vectors. Its path, or None when nothing is needed."""
+    if config.init != "distilled":
+        return None
+    return build_distilled_table(distilled_words(vocab)[1], config.dim, actors=config.teacher_actors)
 
 
 def muse_translations(lang: str) -> dict[str, list[str]]:

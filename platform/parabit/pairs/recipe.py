@@ -15,10 +15,11 @@ from parabit.evaluation import EvaluationSuite
 from parabit.evaluation.dev import DevSet
 from parabit.pairs.config import PairsConfig
 from parabit.pairs.data import COUNTS_FILE, prepare_pairs
-from parabit.pairs.model import PairModule
+from parabit.pairs.model import PairModule, distilled_words, prepare_initial_vectors
+from parabit.teacher.model import teacher_id
 from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.prepared import PreparedData, arrow_to_tensors
-from parabit.training.recipe import Evaluation, Recipe
+from parabit.training.recipe import Evaluation, InitialInput, Recipe
 
 
 class PairsRecipe(Recipe[PairsConfig]):
@@ -33,7 +34,17 @@ class PairsRecipe(Recipe[PairsConfig]):
                                       "makes them first")
 
     def prepare(self) -> PreparedData:
-        return prepare_pairs(self.config.data)
+        prepared = prepare_pairs(self.config.data)
+        prepare_initial_vectors(self.config.model, prepared.vocab)
+        return prepared
+
+    def initial_inputs(self, prepared: PreparedData) -> list[InitialInput]:
+        path = prepare_initial_vectors(self.config.model, prepared.vocab)  # the cached table: a lookup by now
+        if path is None:
+            return []
+        return [InitialInput(f"distilled-{teacher_id()}-{self.config.model.dim}d", digest=path.stem, source=str(path),
+                             profile={"teacher": teacher_id(), "dim": self.config.model.dim,
+                                      "words": len(distilled_words(prepared.vocab)[0])})]
 
     def inputs(self) -> tuple[str, list[str]]:
         data = self.config.data

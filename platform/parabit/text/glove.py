@@ -58,7 +58,14 @@ def glove_rows_by_translation(table: np.ndarray, vocab: Vocabulary, lang: str, t
     English meaning is, so bilingual training aligns rather than drags English rows towards noise. Returns how many
     rows were set."""
     words, vectors = load_glove()
-    position = {word: i for i, word in enumerate(words)}
+    return rows_by_translation(table, vocab, lang, translations, {word: i for i, word in enumerate(words)}, vectors,
+                               per_word)
+
+
+def rows_by_translation(table: np.ndarray, vocab: Vocabulary, lang: str, translations: dict[str, list[str]],
+                        position: dict[str, int], vectors: np.ndarray, per_word: int = 3) -> int:
+    """Set the ``table`` row of every ``lang`` word of ``vocab`` to the mean of ``vectors[position[t]]`` over its
+    first ``per_word`` English ``translations`` found in ``position``. Returns how many rows were set."""
     updated = 0
     for index, word in vocab.words(lang):
         rows = [position[t] for t in translations.get(word, ()) if t in position][:per_word]

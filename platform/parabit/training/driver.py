@@ -356,6 +356,9 @@ def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedDat
     tracker.log_dataset(name, digest=dataset_digest(prepared), source=", ".join(sources) or str(prepared.directory),
                         profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": len(prepared.vocab),
                                  "prepared": str(prepared.directory), "pipeline_runs": producers})
+    for initial in recipe.initial_inputs(prepared):
+        tracker.log_dataset(initial.name, digest=initial.digest, source=initial.source, profile=initial.profile,
+                            context="initialisation")
 
 
 def dataset_digest(prepared: PreparedData) -> str:

@@ -72,6 +72,16 @@ class TrainingModule(nn.Module):
 
 
 @dataclass
+class InitialInput:
+    """A file a model is initialised from, as its run's lineage names it."""
+
+    name: str
+    digest: str
+    source: str
+    profile: dict = field(default_factory=dict)
+
+
+@dataclass
 class Evaluation:
     """A finished run's final evaluation: the ``report`` logged to MLflow, and the ``embedder`` to register
     (None when the recipe exports no sentence encoder)."""
@@ -130,6 +140,11 @@ class Recipe(ABC, Generic[ConfigT]):
     def inputs(self) -> tuple[str, list[str]]:
         """The name of the data this run reads and the files it comes from (the run's MLflow dataset input)."""
         return self.name, []
+
+    def initial_inputs(self, prepared: PreparedData) -> list[InitialInput]:
+        """What the model starts from besides the data (e.g. distilled word vectors), each logged as an MLflow
+        dataset input of context ``initialisation``. Default: none."""
+        return []
 
     @abstractmethod
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
