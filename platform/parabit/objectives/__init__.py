@@ -2,7 +2,8 @@
 
 Every class declares its ``role``, the inputs it takes: ``pair`` objectives score a batch of encoded pairs with
 negatives from the batch (``in_batch(g1, g2, generator)``; J_bi, J_pa), ``labelled_pair`` ones a pair against its
-gold label (MaLSTM), ``dictionary`` ones a definition's encoding against its word's vector. A recipe accepts the names
+gold label (MaLSTM), ``dictionary`` ones a definition's encoding against its word's vector, ``distillation`` ones
+a batch of student vectors against the teacher's. A recipe accepts the names
 of its role (:func:`objective_names`) and builds them with :func:`build_objective`; configs validate against the same
 registry, so :data:`OBJECTIVES` is the only place objective names live. Regularisers are separate callables in
 :mod:`parabit.objectives.regularization`.
@@ -20,6 +21,7 @@ from parabit.objectives.malstm_regression import MaLSTMRegressionLoss
 from parabit.objectives.negative_sampling import gather_negatives, sample_random_negatives, select_negatives
 from parabit.objectives.paraphrase_margin import ParaphraseMarginLoss
 from parabit.objectives.regularization import L2Regularizer, L2ToInitRegularizer
+from parabit.objectives.similarity_distillation import SimilarityDistillationLoss
 
 OBJECTIVES: dict[str, type[nn.Module]] = {
     "jbi": BilingualHingeLoss,
@@ -28,6 +30,7 @@ OBJECTIVES: dict[str, type[nn.Module]] = {
     "malstm_classification": MaLSTMClassificationLoss,
     "dictionary_l2": DictionaryL2Loss,
     "dictionary_softmax": DictionarySoftmaxLoss,
+    "similarity_distillation": SimilarityDistillationLoss,
 }
 
 
@@ -53,6 +56,7 @@ __all__ = [
     "MaLSTMClassificationLoss",
     "MaLSTMRegressionLoss",
     "ParaphraseMarginLoss",
+    "SimilarityDistillationLoss",
     "build_objective",
     "objective_names",
     "gather_negatives",

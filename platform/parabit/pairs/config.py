@@ -76,6 +76,8 @@ class DataConfig(PairSource):
     these evaluation sets (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
     ``component_sentences``: how many distinct English training sentences (a seeded sample) the model's common
     components are fitted on (``model.components``).
+    ``teacher_sentences``: how many distinct English training sentences (a seeded sample) the teacher encodes for the
+    distillation objective (``objective.distillation``; needs the extra ``parabit[teacher]``); 0: none.
     """
 
     more: list[PairSource] = Field(default_factory=list)
@@ -89,6 +91,14 @@ class DataConfig(PairSource):
     drop_bigrams_of: tuple[Literal["sick"], ...] = ()
     glove_words: NonNegativeInt = 0
     component_sentences: PositiveInt = 50_000
+    teacher_sentences: NonNegativeInt = 0
+
+    @field_validator("teacher_sentences")
+    @classmethod
+    def _teacher_installed(cls, count: int) -> int:
+        if count:
+            require_teacher("data.teacher_sentences")
+        return count
 
     @property
     def all_sources(self) -> list[PairSource]:
@@ -180,6 +190,9 @@ class ObjectiveConfig(Config):
     ``margin`` is δ; ``negatives`` is k (J_bi random negatives per side) and ``distance`` J_bi's distance; ``sampling``
     picks J_pa's in-batch negatives (``max``, ``mix``, ``rand``); ``regularization`` is λ, applied as
     ``regularization_kind`` (λ/2·‖W‖² or λ·‖W − W_init‖²) to the word-table rows in the batch.
+    ``distillation``: the weight of a second loss that fits the student's cosine similarities to the teacher's, over
+    every pair of ``distillation_batch`` sentences drawn from the ``data.teacher_sentences`` sample at each step
+    (mean squared difference); 0: J_bi / J_pa alone.
     """
 
     name: str = "jbi"
@@ -189,6 +202,8 @@ class ObjectiveConfig(Config):
     sampling: Literal["max", "mix", "rand"] = "max"
     regularization: NonNegativeFloat = 0.0
     regularization_kind: Literal["l2", "l2_to_init"] = "l2"
+    distillation: NonNegativeFloat = 0.0
+    distillation_batch: PositiveInt = 100
 
     @field_validator("name")
     @classmethod
@@ -226,7 +241,10 @@ class PairsConfig(RunConfig):
         return check_name(name, DEV_SETS, "dev set")
 
     @model_validator(mode="after")
-    def _glove_needs_lowercase(self):
+    def _consistent(self):
         if self.model.init == "glove" and not self.data.lowercase:
             raise ValueError("model.init 'glove' needs data.lowercase: GloVe 6B words are lower-cased")
+        if self.objective.distillation and not self.data.teacher_sentences:
+            raise ValueError("objective.distillation fits the teacher's similarities of data.teacher_sentences "
+                             "sentences: set data.teacher_sentences (e.g. 50000)")
         return self

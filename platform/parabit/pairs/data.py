@@ -25,6 +25,7 @@ from parabit.data.sick import read_sick
 from parabit.pairs.config import DataConfig, PairSource
 from parabit.paths import output_root
 from parabit.runlock import one_builder
+from parabit.teacher.vectors import encode_with_ray
 from parabit.text.glove import load_glove
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
@@ -191,9 +192,15 @@ def _prepare(config: DataConfig, directory: Path) -> None:
     tables = {"pairs": id_table(ids_a, len_a, ids_b, len_b),
               "fit": sentence_table(component_sentences(english, config), vocab, "en", config.max_tokens)}
     stats["fit_sentences"] = tables["fit"].num_rows
+    arrays = {}
+    if config.teacher_sentences:
+        texts = teacher_sentences(pairs, chosen, config)
+        tables["teacher"] = sentence_table(tokenizer.tokenize_all(texts), vocab, "en", config.max_tokens)
+        arrays["teacher"] = encode_with_ray(texts)
+        stats["teacher_sentences"] = len(texts)
     word_counts = {lang: {word: counts[lang][word] for _, word in vocab.words(lang) if word in counts[lang]}
                    for lang in counts}
-    write_prepared(directory, tables, vocab, stats, documents={COUNTS_FILE: word_counts})
+    write_prepared(directory, tables, vocab, stats, arrays=arrays, documents={COUNTS_FILE: word_counts})
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
 
 
@@ -212,6 +219,15 @@ def component_sentences(sentences: list[list[str]], config: DataConfig) -> list[
     distinct = list(dict.fromkeys(tuple(tokens) for tokens in sentences if tokens))
     order = np.random.default_rng(config.seed + 1).permutation(len(distinct))[:config.component_sentences]
     return [list(distinct[i]) for i in sorted(order)]
+
+
+def teacher_sentences(pairs: TextPairs, chosen: list[int], config: DataConfig) -> list[str]:
+    """A seeded sample of ``config.teacher_sentences`` distinct English sentences of the chosen pairs (as written,
+    for the teacher): what the distillation objective fits the student's similarities on."""
+    english = [pairs.text_a[i] for i in chosen] + [pairs.text_b[i] for i in chosen if pairs.langs_b[i] == "en"]
+    distinct = list(dict.fromkeys(text for text in english if text.strip()))
+    order = np.random.default_rng(config.seed + 2).permutation(len(distinct))[:config.teacher_sentences]
+    return [distinct[i] for i in sorted(order)]
 
 
 def sentence_table(sentences: list[list[str]], vocab: Vocabulary, lang: str, max_tokens: int) -> pa.Table:

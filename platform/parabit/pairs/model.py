@@ -3,6 +3,7 @@ regulariser, as one training module whose forward is the loss of a batch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -82,11 +83,19 @@ class PairModule(TrainingModule):
     """``forward(batch, step)``: encode both sides of a pair batch, J_bi or J_pa with in-batch negatives, plus the
     configured regulariser on the word-table rows the batch used. ``spec`` rebuilds the encoder at inference."""
 
-    def __init__(self, encoder: SentenceEncoder, spec: dict, objective: ObjectiveConfig):
+    def __init__(self, encoder: SentenceEncoder, spec: dict, objective: ObjectiveConfig,
+                 teacher: TeacherSentences | None = None):
         super().__init__()
         self.encoder = encoder
         self.spec = spec
         self.loss = build_objective(objective.name, **objective.loss_options())
+        self.distillation = None
+        if objective.distillation > 0:
+            if teacher is None:
+                raise ValueError("objective.distillation needs the teacher's sentences (data.teacher_sentences)")
+            self.distillation = build_objective("similarity_distillation")
+            self.distillation_weight, self.distillation_batch = objective.distillation, objective.distillation_batch
+            self.teacher = teacher
         self.regularizer = None
         if objective.regularization > 0:
             # Only the L2-to-init regulariser keeps a copy of the initial table (a second word table in memory).
@@ -95,9 +104,10 @@ class PairModule(TrainingModule):
 
     @classmethod
     def build(cls, model: ModelConfig, objective: ObjectiveConfig, vocab: Vocabulary, *, sparse: bool,
-              counts: dict | None = None) -> "PairModule":
+              counts: dict | None = None, teacher: TeacherSentences | None = None) -> "PairModule":
         """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed) and
-        word weights (``counts``: the training text's word counts per language, for words GloVe lacks)."""
+        word weights (``counts``: the training text's word counts per language, for words GloVe lacks);
+        ``teacher``: the sentences the distillation objective draws from."""
         spec = encoder_spec(model, len(vocab))
         extra = {}
         weights = initial_word_weights(model, vocab, counts)
@@ -105,7 +115,7 @@ class PairModule(TrainingModule):
             extra["initial_weights"] = weights
         encoder = SentenceEmbedder.build_encoder(spec, sparse=sparse and model.sparse,
                                                  initial_vectors=initial_word_table(model, vocab), **extra)
-        return cls(encoder, spec, objective)
+        return cls(encoder, spec, objective, teacher)
 
     def forward(self, batch: dict, step: Step) -> torch.Tensor:
         g1 = self.encoder(batch["ids_a"], batch["len_a"])
@@ -115,4 +125,22 @@ class PairModule(TrainingModule):
             rows = torch.unique(torch.cat([touched_rows(batch["ids_a"], batch["len_a"]),
                                            touched_rows(batch["ids_b"], batch["len_b"])]))
             loss = loss + self.regularizer(self.encoder.embedding.weight, rows)
+        if self.distillation is not None:
+            ids, lengths, teacher = self.teacher.draw(self.distillation_batch, step.generator)
+            student = self.encoder(ids.to(g1.device), lengths.to(g1.device))
+            loss = loss + self.distillation_weight * self.distillation(student, teacher.to(g1.device))
         return loss
+
+
+@dataclass
+class TeacherSentences:
+    """Sentences as padded ids with the teacher's vector of each (the prepared ``teacher`` table and array)."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+    vectors: torch.Tensor
+
+    def draw(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``count`` sentences drawn without replacement (seeded by ``generator``): ids, lengths, teacher vectors."""
+        rows = torch.randperm(len(self.lengths), generator=generator, device=generator.device)[:count].cpu()
+        return self.ids[rows], self.lengths[rows], self.vectors[rows]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import torch
 
@@ -15,11 +16,21 @@ from parabit.evaluation import EvaluationSuite
 from parabit.evaluation.dev import DevSet
 from parabit.pairs.config import PairsConfig
 from parabit.pairs.data import COUNTS_FILE, prepare_pairs
-from parabit.pairs.model import PairModule, distilled_words, prepare_initial_vectors
+from parabit.pairs.model import PairModule, TeacherSentences, distilled_words, prepare_initial_vectors
 from parabit.teacher.model import teacher_id
 from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.prepared import PreparedData, arrow_to_tensors
 from parabit.training.recipe import Evaluation, InitialInput, Recipe
+
+
+def teacher_sentences(prepared: PreparedData) -> TeacherSentences | None:
+    """The prepared sentences the teacher encoded (``data.teacher_sentences``), or None when there are none."""
+    vectors = prepared.directory / "teacher.npy"
+    if not vectors.is_file():
+        return None
+    table = arrow_to_tensors(pq.read_table(prepared.table_path("teacher")))
+    return TeacherSentences(torch.from_numpy(table["ids_a"]), torch.from_numpy(table["len_a"]),
+                            torch.from_numpy(np.load(vectors)))
 
 
 class PairsRecipe(Recipe[PairsConfig]):
@@ -54,7 +65,7 @@ class PairsRecipe(Recipe[PairsConfig]):
         counts_file = prepared.directory / COUNTS_FILE
         counts = json.loads(counts_file.read_text()) if counts_file.is_file() else None
         return PairModule.build(self.config.model, self.config.objective, prepared.vocab, sparse=sparse,
-                                counts=counts)
+                                counts=counts, teacher=teacher_sentences(prepared))
 
     def refit(self, module: PairModule, prepared: PreparedData) -> None:
         """Refit the encoder's common components on the training sentences (every worker alike: the weights are

@@ -44,7 +44,8 @@ def encode_with_ray(texts: list[str], actors: int = 2, batch_size: int = ENCODE_
     rows = batch_size * 8  # blocks of a few batches: every actor has work, and progress is seen early
     # Blocks made here, not by repartition: its split tasks would wait for CPUs the actor pool holds.
     dataset = ray.data.from_arrow([table.slice(start, rows) for start in range(0, len(texts), rows)])
-    encoded = dataset.map_batches(TeacherEncoder, fn_constructor_kwargs={"batch_size": 256}, batch_size=batch_size,
+    # (No constructor arguments: Ray keeps those in the object store and warns that a restarted actor may lose them.)
+    encoded = dataset.map_batches(TeacherEncoder, batch_size=batch_size,
                                   batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1)
     vectors = np.zeros((len(texts), TEACHER_DIM), dtype=np.float32)
     for batch in encoded.iter_batches(batch_size=None, batch_format="numpy"):
@@ -77,11 +78,11 @@ class WordVectorCache:
             missing = [word for word in dict.fromkeys(words) if word not in known]
             if missing:
                 started = time.perf_counter()
-                print(f"[teacher] encoding {len(missing):,} words with {actors} actor(s) "
-                      f"({len(known):,} cached)", flush=True)
+                log.info("encoding %s words with the teacher on %d actor(s) (%s cached)", f"{len(missing):,}", actors,
+                         f"{len(known):,}")
                 vectors = encode_with_ray(missing, actors)
                 self._append(missing, vectors)
-                print(f"[teacher] {len(missing):,} words encoded in {time.perf_counter() - started:.0f} s", flush=True)
+                log.info("%s words encoded in %.0f s", f"{len(missing):,}", time.perf_counter() - started)
                 known.update(zip(missing, vectors))
         return CacheLookup(np.stack([known[word] for word in words]) if words
                            else np.zeros((0, TEACHER_DIM), np.float32), len(missing))
