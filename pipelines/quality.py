@@ -34,25 +34,28 @@ def build_data(plan, recipes: list[str]) -> None:
                    f"({time.perf_counter() - started:.0f} s)")
 
 
-def train_recipe(plan, recipe: str, tags: dict | None = None):
-    """Train (or reuse) one recipe of the plan; its result."""
+def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None = None):
+    """Train (or reuse) one recipe of the plan (with training seed ``seed``: default, the recipe config's); its
+    result."""
     from parabit.recipes import recipe_for
     from parabit.training.driver import run_training
 
-    return run_training(recipe_for(plan.recipe_config(recipe)), tags=tags)
+    return run_training(recipe_for(plan.recipe_config(recipe, seed)), tags=tags)
 
 
 @click.command(short_help="Each quality recipe vs its untrained start.")
 @config_path(default=PLAN, help_text="the quality plan (data pipelines, recipes, champion)")
 @click.option("--recipe", "only", multiple=True, help="run only these recipes of the plan (repeatable)")
+@click.option("--seed", "seeds", type=int, multiple=True,
+              help="train only these seeds of the plan's `seeds` (repeatable; the table then says how many)")
 @common_options
-def quality(config_path: str, only: tuple[str, ...], overrides: dict) -> int:
-    """Compare every recipe of the plan with its untrained initialisation and the GloVe baselines; write the table
-    (docs/quality.md) and log it to MLflow."""
+def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], overrides: dict) -> int:
+    """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the GloVe
+    baselines; write the table (docs/quality.md) and log it to MLflow."""
     from parabit.baselines import build_baseline
     from parabit.config import ConfigError
     from parabit.evaluation import EvaluationSuite
-    from parabit.quality import QualityPlan, Row, gains, quality_markdown, write_table
+    from parabit.quality import QualityPlan, Row, gain_line, quality_markdown, write_table
     from parabit.recipes import recipe_for
     from parabit.tracking import RunTracker, tags
     from parabit.training.driver import untrained_embedder
@@ -62,21 +65,23 @@ def quality(config_path: str, only: tuple[str, ...], overrides: dict) -> int:
     if unknown:
         raise ConfigError(f"--recipe {unknown}: the plan's recipes are {sorted(plan.recipes)}")
     recipes = list(only or plan.recipes)
+    if set(seeds) - set(plan.seeds):
+        raise ConfigError(f"--seed {sorted(set(seeds) - set(plan.seeds))}: the plan's seeds are {list(plan.seeds)}")
     build_data(plan, recipes)
     baselines = [Row.of(name, EvaluationSuite.standard()(build_baseline(name).encode),
                         f"`parabit evaluate --encoder {name}`") for name in ("glove-mean", "glove-sif")]
     rows = []
     for recipe in recipes:
-        result = train_recipe(plan, recipe, tags={tags.KIND: "quality"})
+        results = [train_recipe(plan, recipe, tags={tags.KIND: "quality"}, seed=seed) for seed in seeds or plan.seeds]
         config = plan.recipe_config(recipe)
         suite = EvaluationSuite.standard(config.evaluation if hasattr(config, "evaluation") else None)
         untrained = Row.of(f"{recipe}, untrained (its initialisation)",
                            suite(untrained_embedder(recipe_for(config)).encode), "")
-        trained = Row.of(f"**{recipe}**: {plan.recipes[recipe].about}", result.report, plan.command(recipe))
+        trained = Row.over(f"**{recipe}**: {plan.recipes[recipe].about}", [result.report for result in results],
+                           plan.command(recipe))
         rows.append((untrained, trained))
     table = quality_markdown(baselines, rows, sif=baselines[1])
-    improvement = "\n".join(f"- {label}: {gain:+.3f} on the mean of the five STS years over its initialisation"
-                            for label, gain in gains(rows).items())
+    improvement = "\n".join(f"- {trained.label}: {gain_line(untrained, trained)}" for untrained, trained in rows)
     text = f"{table}\n\n{improvement}\n"
     click.echo(text)
     if not only:

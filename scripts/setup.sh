@@ -61,6 +61,6 @@ echo "setup: installing Python packages into .venv (a few minutes on a fresh mac
 # torch first and exactly: with it in place, nothing else can pull a CUDA build of it. Then the project (editable)
 # with its test and neural extras, every package at the version of the lock.
 .venv/bin/pip install --quiet torch==2.13.0
-.venv/bin/pip install --quiet -c constraints.txt -e ".[test,neural]"
+.venv/bin/pip install --quiet -c constraints.txt -e ".[test,neural,teacher]"
 echo "$WANT" > "$STAMP"
 echo "setup: done"

@@ -9,7 +9,7 @@ import pytest
 from parabit.config import ConfigError, load_config, parse_overrides
 from parabit.paths import output_root, project_path
 from parabit.pipeline.select import resolve_pairs_path
-from parabit.quality import QualityPlan, Row, beats, gains, quality_markdown, write_table
+from parabit.quality import QualityPlan, Row, beats, gain_line, gains, quality_markdown, write_table
 from parabit.recipes import load_run_config
 
 PLAN = project_path("jobs/configs/quality/plan.yaml")
@@ -67,3 +67,25 @@ def test_writing_the_table_keeps_the_prose_around_it(tmp_path):
     write_table(document, "| second |")
     text = document.read_text()
     assert "prose before" in text and "prose after" in text and "| second |" in text and "| first |" not in text
+
+def report_of(base: float, sick: float):
+    from parabit.evaluation.report import EvaluationReport, Score
+
+    return EvaluationReport([Score(f"sts{year}", "mean", "pearson", base + (year - 2012) / 100, 100)
+                             for year in range(2012, 2017)] + [Score("sick", "test", "pearson", sick, 100)])
+
+
+def test_a_recipe_over_several_seeds_is_their_mean_and_sd_and_its_gain_is_read_against_that_spread(plan):
+    seeds = Row.over("r", [report_of(0.56, 0.68), report_of(0.58, 0.70), report_of(0.57, 0.69)])
+    assert seeds.runs == 3 and seeds.scores["sts2012"] == pytest.approx(0.57)
+    assert seeds.spread["sts2012"] == pytest.approx(0.01) and seeds.spread["sts_mean"] == pytest.approx(0.01)
+    line = next(line for line in quality_markdown([], [(row("u", 0.5, 0.6), seeds)], sif=row("s", 0.6, 0.7))
+                .splitlines() if line.startswith("| r |"))
+    assert "| 0.570 ± 0.010 |" in line and "| 3 |" in line
+    assert "+0.070" in gain_line(row("u", 0.50, 0.6), seeds) and "more than the spread" in gain_line(
+        row("u", 0.50, 0.6), seeds)
+    assert "within the spread" in gain_line(row("u", 0.565, 0.6), seeds)
+
+    first, other = plan.recipe_config(plan.champion, plan.seeds[0]), plan.recipe_config(plan.champion, 2)
+    assert first == plan.recipe_config(plan.champion)  # the config's own seed keeps its run name (finished runs reused)
+    assert (other.seed, other.name) == (2, f"{first.name}-seed2")

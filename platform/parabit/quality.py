@@ -9,13 +9,13 @@ A :class:`QualityPlan` (``jobs/configs/quality/plan.yaml``) names the data pipel
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, field_validator, model_validator
 
 from parabit.config import Config
 from parabit.elgohary.paper import paper_value
@@ -53,12 +53,15 @@ class DataStep(Config):
 class QualityPlan(Config):
     """What ``parabit quality`` runs: ``data`` (pipelines to run first, each only when a recipe being trained reads
     it), ``recipes`` (by name: the run name is ``<plan name>-<recipe name>``), the ``champion`` recipe (what
-    ``parabit champion`` trains and promotes), and where the table goes."""
+    ``parabit champion`` trains and promotes), the training ``seeds`` every recipe runs with (a row is their mean ±
+    standard deviation; the recipe config's own seed keeps the plain run name, another seed ``s`` adds ``-seed<s>``),
+    and where the table goes."""
 
     name: str = Field("quality", pattern=r"^[^/\s]+$")
     data: list[DataStep] = Field(default_factory=list)
     recipes: dict[str, RecipeEntry] = Field(min_length=1)
     champion: str
+    seeds: tuple[NonNegativeInt, ...] = Field((1, 2, 3), min_length=1)
     document: str = "docs/quality.md"
 
     @model_validator(mode="after")
@@ -74,9 +77,13 @@ class QualityPlan(Config):
             load_run_config(project_path(entry.config), entry.set)  # a typo fails when the plan loads
         return recipes
 
-    def recipe_config(self, recipe: str) -> RunConfig:
+    def recipe_config(self, recipe: str, seed: int | None = None) -> RunConfig:
+        """The recipe's training config; with ``seed``, that training seed (and its run name)."""
         entry = self.recipes[recipe]
-        return load_run_config(project_path(entry.config), {**entry.set, "name": self.run_name(recipe)})
+        config = load_run_config(project_path(entry.config), {**entry.set, "name": self.run_name(recipe)})
+        if seed is None or seed == config.seed:
+            return config
+        return config.model_copy(update={"seed": seed, "name": f"{config.name}-seed{seed}"})
 
     def pipelines_read(self, recipes: list[str]) -> set[str]:
         """The names of the pipelines whose outputs these recipes train on."""
@@ -112,57 +119,95 @@ def _yaml(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the table: a label, the scores of :data:`COLUMNS`, and how it was made."""
+    """One line of the table: a label, the scores of :data:`COLUMNS` (the mean over ``runs`` runs, with their
+    standard deviation in ``spread`` when there are several), and how it was made."""
 
     label: str
     scores: dict[str, float | None]
     command: str = ""
+    spread: dict[str, float] = field(default_factory=dict)
+    runs: int = 1
 
     @classmethod
     def of(cls, label: str, report: EvaluationReport, command: str = "") -> "Row":
-        scores = {}
-        for name in COLUMNS:
-            try:
-                scores[name] = report.value(name, "test" if name == "sick" else "mean", "pearson")
-            except KeyError:
-                scores[name] = None
-        return cls(label, scores, command)
+        return cls.over(label, [report], command)
+
+    @classmethod
+    def over(cls, label: str, reports: list[EvaluationReport], command: str = "") -> "Row":
+        """The mean (and sample standard deviation) of several runs' scores, e.g. one recipe's training seeds."""
+        per_run = [_scores(report) for report in reports]
+        scores = {name: _mean([run[name] for run in per_run]) for name in COLUMNS}
+        spread = {}
+        if len(per_run) > 1:
+            spread = {name: float(np.std([run[name] for run in per_run], ddof=1)) for name in COLUMNS
+                      if scores[name] is not None}
+            means = [_mean([run[year] for year in YEARS]) for run in per_run]
+            if all(value is not None for value in means):
+                spread["sts_mean"] = float(np.std(means, ddof=1))
+        return cls(label, scores, command, spread, len(per_run))
 
     @property
     def sts_mean(self) -> float | None:
         """The mean of the five STS years (what "improves on its initialisation" is measured by)."""
-        values = [self.scores[year] for year in YEARS]
-        return None if any(v is None for v in values) else float(np.mean(values))
+        return _mean([self.scores[year] for year in YEARS])
 
 
-def _cell(value: float | None, bar: float | None = None) -> str:
+def _scores(report: EvaluationReport) -> dict[str, float | None]:
+    scores = {}
+    for name in COLUMNS:
+        try:
+            scores[name] = report.value(name, "test" if name == "sick" else "mean", "pearson")
+        except KeyError:
+            scores[name] = None
+    return scores
+
+
+def _mean(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else float(np.mean(values))
+
+
+def _cell(value: float | None, bar: float | None = None, spread: float | None = None) -> str:
     if value is None:
         return "–"
     text = f"{value:.3f}"
-    return f"**{text}**" if bar is not None and value > bar else text
+    text = f"**{text}**" if bar is not None and value > bar else text
+    return text if spread is None else f"{text} ± {spread:.3f}"
 
 
 def quality_markdown(baselines: list[Row], recipes: list[tuple[Row, Row]], sif: Row) -> str:
     """The table: baselines and the seed row, then each recipe's untrained initialisation and trained model; a
     trained score above GloVe-SIF is bold. ``recipes``: (untrained, trained) per recipe."""
     header = "| encoder | " + " | ".join(name.upper().replace("STS", "STS ") for name in COLUMNS) + \
-             " | STS mean | command |"
-    lines = [header, "|---" * (len(COLUMNS) + 3) + "|"]
+             " | STS mean | seeds | command |"
+    lines = [header, "|---" * (len(COLUMNS) + 4) + "|"]
     seed_label, seed_scores = SEED_ROW
     for row in [*baselines, Row(seed_label, seed_scores, "(published)")]:
         lines.append(f"| {row.label} | " + " | ".join(_cell(row.scores[c]) for c in COLUMNS)
-                     + f" | {_cell(row.sts_mean)} | {row.command} |")
+                     + f" | {_cell(row.sts_mean)} | | {row.command} |")
     for untrained, trained in recipes:
         lines.append(f"| {untrained.label} | " + " | ".join(_cell(untrained.scores[c]) for c in COLUMNS)
-                     + f" | {_cell(untrained.sts_mean)} | {untrained.command} |")
-        lines.append(f"| {trained.label} | " + " | ".join(_cell(trained.scores[c], sif.scores[c]) for c in COLUMNS)
-                     + f" | {_cell(trained.sts_mean, sif.sts_mean)} | `{trained.command}` |")
+                     + f" | {_cell(untrained.sts_mean)} | | {untrained.command} |")
+        lines.append(f"| {trained.label} | "
+                     + " | ".join(_cell(trained.scores[c], sif.scores[c], trained.spread.get(c)) for c in COLUMNS)
+                     + f" | {_cell(trained.sts_mean, sif.sts_mean, trained.spread.get('sts_mean'))} | {trained.runs} "
+                     + f"| `{trained.command}` |")
     return "\n".join(lines)
 
 
 def gains(recipes: list[tuple[Row, Row]]) -> dict[str, float]:
     """Per recipe: trained minus untrained on the mean of the five STS years."""
     return {trained.label: trained.sts_mean - untrained.sts_mean for untrained, trained in recipes}
+
+
+def gain_line(untrained: Row, trained: Row) -> str:
+    """What training added to a recipe on the five-year STS mean, and whether that exceeds its seeds' spread."""
+    gain = trained.sts_mean - untrained.sts_mean
+    if trained.runs == 1:
+        return f"{gain:+.3f} on the mean of the five STS years over its initialisation (1 seed)"
+    spread = trained.spread["sts_mean"]
+    verdict = "more than" if abs(gain) > spread else "within"
+    return (f"{gain:+.3f} on the mean of the five STS years over its initialisation, {verdict} the spread of its "
+            f"{trained.runs} seeds (sd {spread:.3f})")
 
 
 def beats(row: Row, bar: Row) -> dict[str, bool]:

@@ -12,6 +12,7 @@ from parabit.objectives import (
     MaLSTMClassificationLoss,
     MaLSTMRegressionLoss,
     ParaphraseMarginLoss,
+    SimilarityDistillationLoss,
     build_objective,
 )
 
@@ -24,6 +25,7 @@ def test_registry_names():
         "malstm_classification": MaLSTMClassificationLoss,
         "dictionary_l2": DictionaryL2Loss,
         "dictionary_softmax": DictionarySoftmaxLoss,
+        "similarity_distillation": SimilarityDistillationLoss,
     }
 
 
