@@ -40,7 +40,7 @@ def test_a_stage_of_any_pipeline_can_be_named_as_training_data():
 
 
 def test_the_champion_must_be_one_of_the_recipes(tmp_path):
-    text = PLAN.read_text().replace("champion: champion", "champion: nobody")
+    text = PLAN.read_text().replace("champion: distilled-teacher", "champion: nobody")
     (tmp_path / "plan.yaml").write_text(text)
     with pytest.raises(ConfigError, match="champion 'nobody' is not one of the recipes"):
         load_config(QualityPlan, tmp_path / "plan.yaml")
