@@ -70,7 +70,8 @@ def test_the_recipe_of_a_config_comes_from_its_file():
     ("optim: {batch_size: 1}", "optim.batch_size: Input should be greater than or equal to 2 (got 1)"),
     ("model: {init: glove, dim: 300}", "set model.dim to 50"),
     ("data: {condition: pairs_parquet}", "needs data.path"),
-    ("objective: {margn: 1}", "unknown key 'margn' in objective; valid keys: ['distance', 'margin'"),
+    ("objective: {margn: 1}",
+     "unknown key 'margn' in objective; valid keys: ['distance', 'distillation', 'distillation_batch', 'margin'"),
     ("optim: {lr: .nan}", "optim.lr: nan is not a finite number"),
     ("recipe: cooking", "unknown recipe 'cooking'; choose one of ['bildrl', 'pairs', 'siamese']"),
 ])
