@@ -1,5 +1,6 @@
 """The installed distribution's metadata (what `pip install parabit` would install): runtime dependencies as ranges
-(torch exactly), test, neural and teacher packages only under their extras, and constraints.txt locking every one of them."""
+(torch exactly), test, neural and teacher packages only under their extras, and constraints.txt locking every one of
+them."""
 
 from __future__ import annotations
 

@@ -24,5 +24,6 @@ def test_the_teacher_baseline_is_all_minilm_and_ranks_sts_2016_far_above_glove()
 
     sts = STSEvaluator((2016,))
     score = next(s.value for s in sts(teacher.encode) if s.subset == "mean" and s.metric == "pearson")
-    glove = next(s.value for s in sts(build_baseline("glove-mean").encode) if s.subset == "mean" and s.metric == "pearson")
+    glove = next(s.value for s in sts(build_baseline("glove-mean").encode)
+                 if s.subset == "mean" and s.metric == "pearson")
     assert score > 0.75 and score > glove + 0.2, (score, glove)

