@@ -81,7 +81,7 @@ def test_a_recipe_over_several_seeds_is_their_mean_and_sd_and_its_gain_is_read_a
     assert seeds.spread["sts2012"] == pytest.approx(0.01) and seeds.spread["sts_mean"] == pytest.approx(0.01)
     line = next(line for line in quality_markdown([], [(row("u", 0.5, 0.6), seeds)], sif=row("s", 0.6, 0.7))
                 .splitlines() if line.startswith("| r |"))
-    assert "| 0.570 ± 0.010 |" in line and "| 3 |" in line
+    assert "| 0.570 ± 0.0100 |" in line and "| 3 |" in line
     assert "+0.070" in gain_line(row("u", 0.50, 0.6), seeds) and "more than the spread" in gain_line(
         row("u", 0.50, 0.6), seeds)
     assert "within the spread" in gain_line(row("u", 0.565, 0.6), seeds)

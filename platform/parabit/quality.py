@@ -171,7 +171,7 @@ def _cell(value: float | None, bar: float | None = None, spread: float | None = 
         return "–"
     text = f"{value:.3f}"
     text = f"**{text}**" if bar is not None and value > bar else text
-    return text if spread is None else f"{text} ± {spread:.3f}"
+    return text if spread is None else f"{text} ± {spread:.4f}"  # seeds often agree to the third decimal
 
 
 def quality_markdown(baselines: list[Row], recipes: list[tuple[Row, Row]], sif: Row) -> str:
@@ -207,7 +207,7 @@ def gain_line(untrained: Row, trained: Row) -> str:
     spread = trained.spread["sts_mean"]
     verdict = "more than" if abs(gain) > spread else "within"
     return (f"{gain:+.3f} on the mean of the five STS years over its initialisation, {verdict} the spread of its "
-            f"{trained.runs} seeds (sd {spread:.3f})")
+            f"{trained.runs} seeds (sd {spread:.4f})")
 
 
 def beats(row: Row, bar: Row) -> dict[str, bool]:
