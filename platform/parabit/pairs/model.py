@@ -50,10 +50,11 @@ def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
         table[PAD_ID] = 0.0
         table[ids] = torch.from_numpy(load_distilled_table(words, config.dim))
         if config.foreign_init == "muse":
-            english = table.numpy()
+            # Foreign rows are set from English rows only, so the table can be read and written in place.
+            rows = table.numpy()
             position = {word: index for index, word in zip(ids, words)}
             for lang in sorted(set(vocab.languages) - {"en"}):
-                rows_by_translation(english, vocab, lang, muse_translations(lang), position, english.copy())
+                rows_by_translation(rows, vocab, lang, muse_translations(lang), position, rows)
     return table
 
 

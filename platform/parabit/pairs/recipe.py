@@ -18,6 +18,7 @@ from parabit.pairs.config import PairsConfig
 from parabit.pairs.data import COUNTS_FILE, prepare_pairs
 from parabit.pairs.model import PairModule, TeacherSentences, distilled_words, prepare_initial_vectors
 from parabit.teacher.model import teacher_id
+from parabit.teacher.vectors import distilled_table_path
 from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.prepared import PreparedData, arrow_to_tensors
 from parabit.training.recipe import Evaluation, InitialInput, Recipe
@@ -50,12 +51,12 @@ class PairsRecipe(Recipe[PairsConfig]):
         return prepared
 
     def initial_inputs(self, prepared: PreparedData) -> list[InitialInput]:
-        path = prepare_initial_vectors(self.config.model, prepared.vocab)  # the cached table: a lookup by now
-        if path is None:
+        if self.config.model.init != "distilled":
             return []
+        words = distilled_words(prepared.vocab)[1]
+        path = distilled_table_path(words, self.config.model.dim)  # built by prepare()
         return [InitialInput(f"distilled-{teacher_id()}-{self.config.model.dim}d", digest=path.stem, source=str(path),
-                             profile={"teacher": teacher_id(), "dim": self.config.model.dim,
-                                      "words": len(distilled_words(prepared.vocab)[0])})]
+                             profile={"teacher": teacher_id(), "dim": self.config.model.dim, "words": len(words)})]
 
     def inputs(self) -> tuple[str, list[str]]:
         data = self.config.data
