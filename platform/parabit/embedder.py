@@ -15,7 +15,7 @@ import torch
 
 from parabit.encoders import SentenceEncoder, build_encoder
 from parabit.text.tokenize import Tokenizer
-from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
+from parabit.text.vocab import Vocabulary
 
 EMBEDDER_FORMAT = "parabit-embedder-1"
 
@@ -42,9 +42,7 @@ class SentenceEmbedder:
 
     def token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Padded ids and lengths; a sentence with no tokens becomes the unknown word, so it still has a vector."""
-        unknown = [UNK_WORD]
-        tokenized = [tokens or unknown for tokens in self.tokenizer.tokenize_all(sentences)]
-        return pad_batch(self.vocab.encode_all(tokenized, self.lang), self.max_tokens)
+        return self.vocab.texts_to_ids(self.tokenizer, sentences, self.lang, self.max_tokens)
 
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 4096) -> np.ndarray:

@@ -3,7 +3,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from parabit.text.vocab import PAD_ID, Vocabulary, pad_batch
+from parabit.data.sts import read_sts_year
+from parabit.text.tokenize import Tokenizer
+from parabit.text.vocab import PAD_ID, UNK_WORD, Vocabulary, pad_batch
 
 
 def small_vocab():
@@ -61,3 +63,24 @@ def test_encode_all_matches_id_by_id_lookup():
 def test_pad_batch_scatters_rows_in_order():
     ids, lengths = pad_batch([[1], [2, 3, 4, 5], [], [6, 7]], max_length=3)
     assert ids.tolist() == [[1, 0, 0], [2, 3, 4], [0, 0, 0], [6, 7, 0]] and lengths.tolist() == [1, 3, 0, 2]
+
+
+@pytest.mark.parametrize("tokenizer", [Tokenizer(), Tokenizer(lowercase=False), Tokenizer("wordpunct")],
+                         ids=["regexp", "regexp-cased", "wordpunct"])
+@pytest.mark.parametrize("max_length", [None, 30, 4])
+def test_texts_to_ids_is_the_per_text_path_on_real_sentences_and_edge_cases(tokenizer, max_length):
+    """The flat path (one tokenising pass over the joined texts, each distinct token looked up once) gives exactly
+    the ids of tokenising, looking up and padding text by text; empty texts become the unknown word."""
+    sentences = [s for subset in read_sts_year(2016) for p in subset.pairs for s in (p.sentence_a, p.sentence_b)]
+    texts = sentences + ["", "  ", "Line one\nline two", "don't\nstop", "ΟΔΟΣ ΣΟΦΟΣ", "a " * 40, "\n", "Café!"]
+    tokenized = tokenizer.tokenize_all(texts)
+    vocab = Vocabulary.build({"en": Counter(t for tokens in tokenized[::3] for t in tokens)})  # unknown words too
+    expected = pad_batch(vocab.encode_all([tokens or [UNK_WORD] for tokens in tokenized], "en"), max_length)
+    ids, lengths = vocab.texts_to_ids(tokenizer, texts, "en", max_length)
+    assert np.array_equal(ids, expected[0]) and np.array_equal(lengths, expected[1])
+    assert (ids == vocab.id(UNK_WORD, "en")).any() and lengths.min() >= 1
+
+
+def test_texts_to_ids_of_no_texts_is_an_empty_batch():
+    ids, lengths = Vocabulary.build({"en": Counter(["a"])}).texts_to_ids(Tokenizer(), [], "en")
+    assert ids.shape[0] == 0 and lengths.shape == (0,)

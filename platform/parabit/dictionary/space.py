@@ -14,7 +14,7 @@ import numpy as np
 
 from parabit.embedder import SentenceEmbedder
 from parabit.text.tokenize import Tokenizer
-from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
+from parabit.text.vocab import UNK_WORD, Vocabulary
 
 EMBEDDER_DIR = "embedder"
 
@@ -62,8 +62,7 @@ class BilingualSpace:
     def token_ids(self, texts: list[str], lang: str, max_tokens: int) -> tuple[np.ndarray, np.ndarray]:
         """Padded ``lang`` ids ``[N, max_tokens]`` and lengths of ``texts``; a text without tokens becomes the
         unknown word, so that every length is at least 1."""
-        tokenized = [tokens or [UNK_WORD] for tokens in self.tokenizer.tokenize_all(texts)]
-        ids, lengths = pad_batch([self.vocab.encode(tokens, lang) for tokens in tokenized], max_tokens)
+        ids, lengths = self.vocab.texts_to_ids(self.tokenizer, texts, lang, max_tokens)
         return np.pad(ids, ((0, 0), (0, max_tokens - ids.shape[1]))), lengths
 
     def average(self, texts: list[str], lang: str, max_tokens: int = 15) -> np.ndarray:

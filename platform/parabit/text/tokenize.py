@@ -7,9 +7,10 @@ tokenises at inference exactly as it did in training.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated
 
+import numpy as np
 from nltk.tokenize import ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
 from pydantic import AfterValidator
 
@@ -18,6 +19,11 @@ from parabit.config import check_name
 # Penn-Treebank-like splits (clitics such as "n't", "'s" become their own tokens, as in the corpora GloVe
 # and PPDB were built from) at regular-expression speed: ~5x faster than nltk's Treebank tokenizer.
 TREEBANK_LIKE_PATTERN = r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|[^\w\s]"
+
+# The same pattern over many texts joined by newlines, the newline its own token: no alternative of the pattern
+# matches whitespace or crosses it, so the tokens of the joined texts are each text's tokens, newline-separated.
+_TEXT_BREAK = "\n"
+_JOINED_PATTERN = re.compile(TREEBANK_LIKE_PATTERN + "|" + _TEXT_BREAK)
 
 
 def _regexp() -> Callable[[str], list[str]]:
@@ -58,6 +64,24 @@ class Tokenizer:
 
     def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
         return [self(text) for text in texts]
+
+    def tokenize_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Every text's tokens one after another (an object array) and each text's token count: the same tokens as
+        :meth:`tokenize_all`, for encoding many texts at once. The ``regexp`` tokenizer makes one pass over the joined
+        texts instead of one call per text (about 2x faster on the STS sentences: bench/bench_encoding.py)."""
+        if self.name != "regexp":
+            tokenized = self.tokenize_all(texts)
+            flat = np.fromiter((t for tokens in tokenized for t in tokens), dtype=object,
+                               count=sum(map(len, tokenized)))
+            return flat, np.fromiter(map(len, tokenized), dtype=np.int64, count=len(tokenized))
+        joined = _TEXT_BREAK.join(texts)
+        if joined.count(_TEXT_BREAK) != max(len(texts) - 1, 0):  # a text with a line break: a space splits the same
+            joined = _TEXT_BREAK.join(text.replace(_TEXT_BREAK, " ") for text in texts)
+        tokens = np.array(_JOINED_PATTERN.findall(joined.lower() if self.lowercase else joined) + [_TEXT_BREAK],
+                          dtype=object)
+        breaks = np.flatnonzero(tokens == _TEXT_BREAK)
+        lengths = np.diff(breaks, prepend=-1) - 1
+        return np.delete(tokens, breaks), lengths[:len(texts)]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "lowercase": self.lowercase}
