@@ -13,11 +13,14 @@ from parabit.evaluation.config import EvaluationConfig
 from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
 from parabit.training.config import OptimConfig, ScalingConfig
 
-# The suite runs on two pytest-xdist workers (pyproject.toml: -n 2 --dist loadfile), each taking whole modules. The
-# modules that take longest (CI's --durations, 2026-11-26: each over a minute) are handed out first, so the two workers
-# finish together instead of one starting the longest module last.
+# The suite runs on two pytest-xdist workers (pyproject.toml: -n 2 --dist loadfile), each taking whole modules in
+# this order (--no-loadscope-reorder). The modules that take longest (CI's --durations, 2026-11-26: each over a
+# minute) are handed out first, so the two workers finish together instead of one starting the longest module last.
+# The local cluster comes first: its three Ray nodes start while the other worker runs the quick reproduction's data
+# steps, not while a sweep starts a Ray of its own (on 2 cores that storm of processes has made Ray's own start-up
+# waits expire).
 LONGEST_MODULES = (
-    "tuning/test_sweep.py", "infra/test_local_cluster.py", "reproduction/test_reproduce.py", "wieting/test_plan.py",
+    "infra/test_local_cluster.py", "reproduction/test_reproduce.py", "tuning/test_sweep.py", "wieting/test_plan.py",
     "training/test_trainer.py", "training/test_driver_kill.py", "teacher/test_distilled.py",
     "training/test_tracking_faults.py", "jobs/test_main.py", "test_runlock.py", "jobs/test_job_submission.py",
     "training/test_guard.py", "pipeline/test_pipeline.py", "dictionary/test_trainer.py", "test_bad_inputs.py",

@@ -75,14 +75,21 @@ http_get() {  # http_get URL: the body, with this cluster's Ray token (the dashb
     curl -fs --max-time 5 "${auth[@]}" "$1"
 }
 
-wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers, failing early if the process died
+# `ray start` waits a fixed time (inside Ray) for its raylet to register and for the dashboard to answer; on a machine
+# busy with other work that is sometimes too little, and the node exits during start-up. Such a node is started
+# again, up to this many times in all, before start.sh gives up with its log.
+NODE_START_ATTEMPTS=3
+
+exited_during_start() {  # exited_during_start WHAT LOGFILE: the last lines of the log, then fail
+    tail -n 30 "$2" >&2 || true
+    die "$1 exited during start-up (log: $2)"
+}
+
+wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers; returns 3 at once if the process exited
     local url="$1" what="$2" pid logfile="$4" deadline=$((SECONDS + START_TIMEOUT))
     pid="$(cat "$3")"
     until http_get "$url" >/dev/null; do
-        if ! pid_alive "$pid"; then
-            tail -n 30 "$logfile" >&2 || true
-            die "$what exited during start-up (log: $logfile)"
-        fi
+        pid_alive "$pid" || return 3
         ((SECONDS < deadline)) || { tail -n 30 "$logfile" >&2 || true; die "$what not healthy at $url after ${START_TIMEOUT}s (log: $logfile)"; }
         sleep 1
     done

@@ -68,37 +68,66 @@ MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false spawn mlflow "$STATE_DIR/logs/mlflow.lo
     --backend-store-uri "sqlite:///$STATE_DIR/mlflow.db" --artifacts-destination "$STATE_DIR/mlartifacts" \
     --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
 
-log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
-# shellcheck disable=SC2046  # node_args is a list of words on purpose
-spawn head "$STATE_DIR/logs/head.log" "${ray_env[@]}" ray start --head $(node_args 0) \
-    --port="$GCS_PORT" --ray-client-server-port="$CLIENT_PORT" \
-    --include-dashboard=true --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" \
-    --num-cpus="$HEAD_CPUS" --labels="parabit-node=head"
-wait_http "$DASHBOARD_URL/api/version" "the Ray head" "$STATE_DIR/head.pid" "$STATE_DIR/logs/head.log"
-
 alive_nodes() {  # how many raylets of this cluster the head sees alive
     http_get "$DASHBOARD_URL/nodes?view=summary" | python -c \
         'import json, sys; print(sum(n["raylet"]["state"] == "ALIVE" for n in json.load(sys.stdin)["data"]["summary"]))'
 }
 
+start_head() {
+    # shellcheck disable=SC2046  # node_args is a list of words on purpose
+    spawn head "$STATE_DIR/logs/head.log" "${ray_env[@]}" ray start --head $(node_args 0) \
+        --port="$GCS_PORT" --ray-client-server-port="$CLIENT_PORT" \
+        --include-dashboard=true --dashboard-host=127.0.0.1 --dashboard-port="$DASHBOARD_PORT" \
+        --num-cpus="$HEAD_CPUS" --labels="parabit-node=head"
+}
+
+start_worker() {  # start_worker INDEX
+    # shellcheck disable=SC2046
+    spawn "worker-$1" "$STATE_DIR/logs/worker-$1.log" "${ray_env[@]}" ray start $(node_args "$1") \
+        --address="$GCS_ADDRESS" --num-cpus="$WORKER_CPUS" \
+        --resources='{"train_slot": 1}' --labels="parabit-node=worker-$1"
+}
+
+registered() {  # registered NAME NODES: wait until the head sees NODES raylets alive; 3 if NAME's process exited
+    local pid deadline=$((SECONDS + START_TIMEOUT))
+    pid="$(cat "$STATE_DIR/$1.pid")"
+    until [ "$(alive_nodes 2>/dev/null)" = "$2" ]; do
+        # The leader itself first: until it has called setsid (late on a busy machine) its group is still empty.
+        pid_alive "$pid" || group_alive "$pid" || return 3
+        ((SECONDS < deadline)) || die "$1 did not register with the head in ${START_TIMEOUT}s (logs: $STATE_DIR/logs)"
+        sleep 1
+    done
+}
+
+start_node() {  # start_node NAME NODES START_COMMAND...: start it, again if it exits before NODES raylets are alive
+    local name="$1" nodes="$2" attempt
+    shift 2
+    for attempt in $(seq 1 "$NODE_START_ATTEMPTS"); do
+        "$@"
+        # The head's dashboard answers first; its own raylet registers after (or `ray start` gives up on it).
+        if [ "$name" = head ] && ! wait_http "$DASHBOARD_URL/api/version" "the Ray head" "$STATE_DIR/head.pid" \
+            "$STATE_DIR/logs/head.log"; then
+            :  # exited: start it again
+        elif registered "$name" "$nodes"; then
+            return 0
+        fi
+        ((attempt < NODE_START_ATTEMPTS)) || exited_during_start "$name ($attempt attempts)" "$STATE_DIR/logs/$name.log"
+        stop_group "$name"  # what the failed start left behind (a GCS holding the ports)
+        log "$name exited during start-up (Ray's own start-up waits expire on a busy machine): attempt $((attempt + 1))"
+    done
+}
+
+log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
+start_node head 1 start_head
+
 # One worker node at a time: the machine has two cores, and each raylet needs a few seconds of CPU to register.
 for i in $(seq 1 "$NUM_WORKERS"); do
     log "starting worker node $i: $WORKER_CPUS CPU(s), resource train_slot=1, label parabit-node=worker-$i"
-    # shellcheck disable=SC2046
-    spawn "worker-$i" "$STATE_DIR/logs/worker-$i.log" "${ray_env[@]}" ray start $(node_args "$i") \
-        --address="$GCS_ADDRESS" --num-cpus="$WORKER_CPUS" \
-        --resources='{"train_slot": 1}' --labels="parabit-node=worker-$i"
-    deadline=$((SECONDS + START_TIMEOUT))
-    until [ "$(alive_nodes 2>/dev/null)" = "$((i + 1))" ]; do
-        # The leader itself first: until it has called setsid (late on a busy machine) its group is still empty.
-        pid_alive "$(cat "$STATE_DIR/worker-$i.pid")" || group_alive "$(cat "$STATE_DIR/worker-$i.pid")" ||
-            { tail -n 30 "$STATE_DIR/logs/worker-$i.log" >&2; die "worker node $i exited during start-up"; }
-        ((SECONDS < deadline)) || die "worker node $i did not register with the head in ${START_TIMEOUT}s (logs: $STATE_DIR/logs, $(node_temp_dir "$i")/session_latest/logs)"
-        sleep 1
-    done
+    start_node "worker-$i" "$((i + 1))" start_worker "$i"
 done
 
-wait_http "$MLFLOW_URL/health" "the MLflow server" "$STATE_DIR/mlflow.pid" "$STATE_DIR/logs/mlflow.log"
+wait_http "$MLFLOW_URL/health" "the MLflow server" "$STATE_DIR/mlflow.pid" "$STATE_DIR/logs/mlflow.log" ||
+    exited_during_start "the MLflow server" "$STATE_DIR/logs/mlflow.log"
 
 cat >"$CLUSTER_ENV" <<ENV
 # Written by infra/local/start.sh: \`source\` it to point ray CLI / parabit jobs at this cluster.

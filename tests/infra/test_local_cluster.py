@@ -104,7 +104,7 @@ def local_cluster(ray_session, tmp_path_factory):
     env.pop("MLFLOW_TRACKING_URI")  # the session's SQLite store: submit.sh must take the cluster's server instead
     cluster = Cluster(state, ray_temp, env, f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 3}")
     try:
-        started = cluster.run(LOCAL / "start.sh", timeout=240)
+        started = cluster.run(LOCAL / "start.sh", timeout=600)  # a node may be started up to 3 times (start.sh)
         assert started.returncode == 0, started.stderr[-4000:]
         yield cluster
     finally:
