@@ -13,29 +13,6 @@ from parabit.evaluation.config import EvaluationConfig
 from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
 from parabit.training.config import OptimConfig, ScalingConfig
 
-# The suite runs on two pytest-xdist workers (pyproject.toml: -n 2 --dist loadfile), each taking whole modules in
-# this order (--no-loadscope-reorder). The modules that take longest (CI's --durations, 2026-11-26: each over a
-# minute) are handed out first, so the two workers finish together instead of one starting the longest module last.
-# The local cluster comes first: its three Ray nodes start while the other worker runs the quick reproduction's data
-# steps, not while a sweep starts a Ray of its own (on 2 cores that storm of processes has made Ray's own start-up
-# waits expire).
-LONGEST_MODULES = (
-    "infra/test_local_cluster.py", "reproduction/test_reproduce.py", "tuning/test_sweep.py", "wieting/test_plan.py",
-    "training/test_trainer.py", "training/test_driver_kill.py", "teacher/test_distilled.py",
-    "training/test_tracking_faults.py", "jobs/test_main.py", "test_runlock.py", "jobs/test_job_submission.py",
-    "training/test_guard.py", "pipeline/test_pipeline.py", "dictionary/test_trainer.py", "test_bad_inputs.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    first = {module: rank for rank, module in enumerate(LONGEST_MODULES)}
-
-    def rank(item) -> int:
-        module = item.path.relative_to(config.rootpath / "tests").as_posix()
-        return first.get(module, len(first))
-
-    items.sort(key=rank)  # stable: tests keep their order inside a module, and the other modules theirs
-
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_mlflow_store(tmp_path_factory):
