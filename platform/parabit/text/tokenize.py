@@ -68,7 +68,7 @@ class Tokenizer:
     def tokenize_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Every text's tokens one after another (an object array) and each text's token count: the same tokens as
         :meth:`tokenize_all`, for encoding many texts at once. The ``regexp`` tokenizer makes one pass over the joined
-        texts instead of one call per text (about 2x faster on the STS sentences: bench/bench_encoding.py)."""
+        texts instead of one call per text."""
         if self.name != "regexp":
             tokenized = self.tokenize_all(texts)
             flat = np.fromiter((t for tokens in tokenized for t in tokens), dtype=object,
