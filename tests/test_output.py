@@ -90,3 +90,26 @@ def test_a_log_record_during_a_long_step_starts_its_own_line(monkeypatch, capsys
     lines = capsys.readouterr().err.replace("\r", "\n").splitlines()
     assert any(line.endswith("halfway there") for line in lines)
     assert not any("running for" in line and "halfway" in line for line in lines)
+
+
+def test_a_fault_ray_logs_with_a_traceback_is_one_line_on_the_console_and_whole_in_the_file(restore_environment,
+                                                                                            tmp_path, capsys):
+    output.configure_output(verbose=False)
+    logger = logging.getLogger("parabit-test.faults")
+    logger.propagate = False
+    console, file = logging.StreamHandler(), logging.FileHandler(tmp_path / "train.log")
+    console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.handlers = [file, console]
+    output.one_line_console("parabit-test.faults")
+    try:
+        raise RuntimeError("Read error [127.0.0.1]:5551: Connection reset by peer\nmore detail")
+    except RuntimeError:
+        logger.exception("Error in training function:")
+    logger.error("Error in training function:\nTraceback (most recent call last):\n  File ...\nValueError: bad")
+    file.close()
+
+    assert capsys.readouterr().err.splitlines() == [
+        "ERROR Error in training function: (RuntimeError: Read error [127.0.0.1]:5551: Connection reset by peer)",
+        "ERROR Error in training function: ValueError: bad"]
+    written = (tmp_path / "train.log").read_text()
+    assert "Traceback (most recent call last)" in written and "more detail" in written

@@ -6,16 +6,20 @@
 #
 #   infra/local/start.sh [--workers N] [--port-base P] [--mlflow-port P] [--state-dir DIR]
 #   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh)
+#   infra/local/start.sh --only worker-N|mlflow   start that one part again in the running cluster (after a crash,
+#                                                 or a fault drill with stop.sh --only NAME --kill)
 set -euo pipefail
 
 # Flags are the env vars of lib.sh under other names: parse them before lib.sh derives everything else.
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --workers) export PARABIT_NUM_WORKERS="$2"; shift 2 ;;
         --port-base) export PARABIT_PORT_BASE="$2"; shift 2 ;;
         --mlflow-port) export PARABIT_MLFLOW_PORT="$2"; shift 2 ;;
         --state-dir) export PARABIT_CLUSTER_DIR="$2"; shift 2 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        --only) only="$2"; shift 2 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "start.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -26,22 +30,6 @@ command -v ray >/dev/null || die "no 'ray' in $VENV_BIN: run 'make setup' first 
 [[ "$NUM_WORKERS" =~ ^[0-9]+$ ]] || die "the number of workers must be a whole number, got '$NUM_WORKERS'"
 mkdir -p "$STATE_DIR/logs"
 use_cluster_auth
-
-# Idempotent: a cluster already running from this state dir is reported, not started twice.
-if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; then
-    log "already running (state in $STATE_DIR); stop it with infra/local/stop.sh"
-    cat "$CLUSTER_ENV"
-    exit 0
-fi
-# Leftovers of a cluster that died without stop.sh: clear them so the new one starts clean.
-"$INFRA_LOCAL_DIR/stop.sh" --quiet
-
-# If anything below fails, take down what was already started instead of leaving half a cluster behind.
-trap 'status=$?; if [ $status -ne 0 ]; then log "start-up failed: stopping what was started"; "$INFRA_LOCAL_DIR/stop.sh" --quiet; fi' EXIT
-
-if [ "$RAY_AUTH_MODE" = token ] && [ ! -s "$RAY_AUTH_TOKEN_PATH" ]; then
-    (umask 077 && python -c 'import secrets; print(secrets.token_hex(32))' >"$RAY_AUTH_TOKEN_PATH")
-fi
 
 node_ports() {  # the per-node ports of node $1: each raylet needs its own, or the second one on a machine fails
     echo "--node-manager-port=$(node_port "$1" 0)" "--object-manager-port=$(node_port "$1" 1)" \
@@ -61,16 +49,26 @@ GCS_ADDRESS="127.0.0.1:$GCS_PORT"
 # replicas, and it made stop.sh wait 30 s per node.
 ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0)
 
-log "starting the MLflow server at $MLFLOW_URL (store $STATE_DIR/mlflow.db, artifacts $STATE_DIR/mlartifacts)"
-# First, so it comes up while the Ray nodes do. One worker and no job runner: ~0.5 GB and ~10 s to healthy
-# instead of ~1.1 GB and ~16 s. Artifacts are proxied by the server: jobs on any node upload over HTTP.
-MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server \
-    --backend-store-uri "sqlite:///$STATE_DIR/mlflow.db" --artifacts-destination "$STATE_DIR/mlartifacts" \
-    --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
+start_mlflow() {
+    log "starting the MLflow server at $MLFLOW_URL (store $STATE_DIR/mlflow.db, artifacts $STATE_DIR/mlartifacts)"
+    # One worker and no job runner: ~0.5 GB and ~10 s to healthy instead of ~1.1 GB and ~16 s. Artifacts are
+    # proxied by the server: jobs on any node upload over HTTP.
+    MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server \
+        --backend-store-uri "sqlite:///$STATE_DIR/mlflow.db" --artifacts-destination "$STATE_DIR/mlartifacts" \
+        --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
+}
 
-alive_nodes() {  # how many raylets of this cluster the head sees alive
-    http_get "$DASHBOARD_URL/nodes?view=summary" | python -c \
-        'import json, sys; print(sum(n["raylet"]["state"] == "ALIVE" for n in json.load(sys.stdin)["data"]["summary"]))'
+mlflow_healthy() {
+    wait_http "$MLFLOW_URL/health" "the MLflow server" "$STATE_DIR/mlflow.pid" "$STATE_DIR/logs/mlflow.log" ||
+        exited_during_start "the MLflow server" "$STATE_DIR/logs/mlflow.log"
+}
+
+alive_nodes() {  # alive_nodes [NAME]: how many raylets of this cluster (labelled parabit-node=NAME) the head sees alive
+    http_get "$DASHBOARD_URL/nodes?view=summary" | python -c '
+import json, sys
+nodes = json.load(sys.stdin)["data"]["summary"]
+print(sum(n["raylet"]["state"] == "ALIVE" and sys.argv[1] in ("", n["raylet"].get("labels", {}).get("parabit-node"))
+          for n in nodes))' "${1:-}"
 }
 
 start_head() {
@@ -117,6 +115,48 @@ start_node() {  # start_node NAME NODES START_COMMAND...: start it, again if it 
     done
 }
 
+if [ -n "$only" ]; then  # one part of a running cluster, started again
+    [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")" ||
+        die "--only $only: no cluster is running from $STATE_DIR (start it without --only)"
+    [ -f "$STATE_DIR/$only.pid" ] && group_alive "$(cat "$STATE_DIR/$only.pid")" && die "--only $only: it is running"
+    case "$only" in
+        mlflow) start_mlflow; mlflow_healthy ;;
+        worker-*)
+            index="${only#worker-}"
+            [[ "$index" =~ ^[1-9][0-9]*$ ]] || die "--only $only: a worker node is worker-1, worker-2, ..."
+            # The head declares a lost node dead only after missing its heartbeats for a while; until then the
+            # count of alive nodes that start_node waits for would be off by one.
+            deadline=$((SECONDS + START_TIMEOUT))
+            until [ "$(alive_nodes "$only")" = 0 ]; do
+                ((SECONDS < deadline)) || die "--only $only: the head still sees the old $only alive"
+                sleep 1
+            done
+            log "starting worker node $index again: $WORKER_CPUS CPU(s), resource train_slot=1"
+            start_node "$only" "$(($(alive_nodes) + 1))" start_worker "$index" ;;
+        *) die "--only takes worker-N or mlflow, got '$only'" ;;
+    esac
+    log "$only is up again"
+    exit 0
+fi
+
+# Idempotent: a cluster already running from this state dir is reported, not started twice.
+if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; then
+    log "already running (state in $STATE_DIR); stop it with infra/local/stop.sh"
+    cat "$CLUSTER_ENV"
+    exit 0
+fi
+# Leftovers of a cluster that died without stop.sh: clear them so the new one starts clean.
+"$INFRA_LOCAL_DIR/stop.sh" --quiet
+
+# If anything below fails, take down what was already started instead of leaving half a cluster behind.
+trap 'status=$?; if [ $status -ne 0 ]; then log "start-up failed: stopping what was started"; "$INFRA_LOCAL_DIR/stop.sh" --quiet; fi' EXIT
+
+if [ "$RAY_AUTH_MODE" = token ] && [ ! -s "$RAY_AUTH_TOKEN_PATH" ]; then
+    (umask 077 && python -c 'import secrets; print(secrets.token_hex(32))' >"$RAY_AUTH_TOKEN_PATH")
+fi
+
+# The MLflow server first, so it comes up while the Ray nodes do.
+start_mlflow
 log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
 start_node head 1 start_head
 
@@ -126,8 +166,7 @@ for i in $(seq 1 "$NUM_WORKERS"); do
     start_node "worker-$i" "$((i + 1))" start_worker "$i"
 done
 
-wait_http "$MLFLOW_URL/health" "the MLflow server" "$STATE_DIR/mlflow.pid" "$STATE_DIR/logs/mlflow.log" ||
-    exited_during_start "the MLflow server" "$STATE_DIR/logs/mlflow.log"
+mlflow_healthy
 
 cat >"$CLUSTER_ENV" <<ENV
 # Written by infra/local/start.sh: \`source\` it to point ray CLI / parabit jobs at this cluster.

@@ -1,21 +1,45 @@
 #!/usr/bin/env bash
 # Stops what infra/local/start.sh started from the same state dir, and nothing else: each node and the MLflow
-# server by the process group recorded in its pid file. `ray stop` is not used: it kills every Ray on the machine.
+# server by the process group recorded in its pid file (or just one of them, with --only). `ray stop` is not used:
+# it kills every Ray on the machine.
 #
 #   infra/local/stop.sh [--state-dir DIR] [--quiet]     (or PARABIT_CLUSTER_DIR; the same settings as start.sh)
+#   infra/local/stop.sh --only worker-N|mlflow [--kill]  stop that one part; --kill: SIGKILL it and its Ray
+#                                                        processes at once, as a lost host would (a fault drill)
 set -euo pipefail
 
 quiet=false
+only=""
+kill_now=false
 while [ $# -gt 0 ]; do
     case "$1" in
         --state-dir) export PARABIT_CLUSTER_DIR="$2"; shift 2 ;;
         --quiet) quiet=true; shift ;;
-        -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+        --only) only="$2"; shift 2 ;;
+        --kill) kill_now=true; shift ;;
+        -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
         *) echo "stop.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
+
+if [ -n "$only" ]; then
+    [[ "$only" =~ ^(worker-[1-9][0-9]*|mlflow)$ ]] || die "--only takes worker-N or mlflow, got '$only'"
+    [ -f "$STATE_DIR/$only.pid" ] || die "--only $only: it is not running from $STATE_DIR"
+    if $kill_now; then
+        pgid="$(cat "$STATE_DIR/$only.pid")"
+        # The node's Ray workers left its process group; they carry the node's own temp dir on their command line.
+        node_processes="$( [ "$only" = mlflow ] || pgrep -f -- "$(node_temp_dir "${only#worker-}")/" || true)"
+        log "killing $only (process group $pgid${node_processes:+ and its Ray processes}) with SIGKILL"
+        # shellcheck disable=SC2086  # one pid per word
+        kill -KILL -- "-$pgid" $node_processes 2>/dev/null || true
+        rm -f "$STATE_DIR/$only.pid"
+    else
+        stop_group "$only"
+    fi
+    exit 0
+fi
 
 if ! compgen -G "$STATE_DIR/*.pid" >/dev/null; then
     $quiet || log "nothing to stop in $STATE_DIR"

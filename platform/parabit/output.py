@@ -58,10 +58,52 @@ def worker_env() -> dict[str, str]:
 
 def configure_worker_output() -> None:
     """In a Ray worker: parabit's logs at INFO; Ray's INFO records that bypass Ray Train's ``LoggingConfig`` (some are
-    logged under a file-path name, a child of the root logger) only when verbose."""
+    logged under a file-path name, a child of the root logger) only when verbose; Ray Train's error records one line
+    each on the console (:func:`one_line_console`)."""
     if not is_verbose():
         logging.getLogger().setLevel(logging.WARNING)
         logging.getLogger("parabit").setLevel(logging.INFO)
+        one_line_console("ray.train")
+        one_line_console("")
+
+
+class OneLineFormatter(logging.Formatter):
+    """Formats a record as its message's first line, and its exception as ``Type: first line``, through the formatter
+    it wraps; the record itself is left whole for the handlers after it."""
+
+    def __init__(self, inner: logging.Formatter | None):
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = [line for line in record.getMessage().splitlines() if line.strip()]
+        # A traceback formatted into the message ends with the error itself.
+        summary = " ".join(lines[:1] + lines[-1:]) if len(lines) > 1 else "".join(lines)
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            detail = (str(error).splitlines() or [""])[0]
+            if detail not in summary:
+                summary = f"{summary} ({type(error).__name__}: {detail})" if summary else \
+                    f"{type(error).__name__}: {detail}"
+        shown = logging.makeLogRecord({**record.__dict__, "msg": summary, "args": None, "exc_info": None,
+                                       "exc_text": None, "stack_info": None})
+        return self.inner.format(shown)
+
+
+def one_line_console(logger_name: str) -> None:
+    """Ray Train logs each fault it recovers from (a lost node's broken connections, a placement it retries) with a
+    whole traceback, on the console of every worker and of its controller; with several workers and retries that
+    is pages. On the console of ``logger_name`` each record becomes one line; the full records stay in Ray Train's
+    own log files (``logs/train/`` of the session). Not when verbose."""
+    if is_verbose():
+        return
+    for handler in logging.getLogger(logger_name).handlers:
+        if not isinstance(handler, logging.StreamHandler) or isinstance(handler, logging.FileHandler):
+            continue
+        # Ray's console handler writes through an inner handler of its own inside Ray workers.
+        for console in (handler, getattr(handler, "plain_handler", None)):
+            if console is not None and not isinstance(console.formatter, OneLineFormatter):
+                console.setFormatter(OneLineFormatter(console.formatter))
 
 
 def configure_output(verbose: bool) -> None:

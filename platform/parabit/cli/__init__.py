@@ -7,8 +7,9 @@ package: ``main``, ``backtranslate``, ``phrases``, ``reproduce``) are contribute
 
 Every way in (``parabit <command>``, ``python jobs/<command>.py``, ``ray job submit -- python jobs/...``) goes
 through :func:`run_command`, which owns what a user sees when something is wrong: a mistake in what they gave (a
-config, a ``--set``, a file) is one line on stderr and exit code 2; a diverged run one line and exit 1; Ctrl-C or
-SIGTERM exit 130 / 143 with every MLflow run closed. No traceback for any of these.
+config, a ``--set``, a file) is one line on stderr and exit code 2; a diverged run, or one whose workers the cluster
+could not place in time, one line and exit 1; Ctrl-C or SIGTERM exit 130 / 143 with every MLflow run closed. No
+traceback for any of these.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
             print(f"error: {one_line(str(user_error))}", file=sys.stderr)
             return 2
         from parabit.training.guard import TrainingDiverged
+        from parabit.training.placement import WorkersNotPlaced
 
-        if isinstance(err, TrainingDiverged):
+        if isinstance(err, (TrainingDiverged, WorkersNotPlaced)):  # the run stopped; the message says what to do
             print(f"error: {one_line(str(err))}", file=sys.stderr)
             return 1
         raise

@@ -86,11 +86,11 @@ class Cell:
 
     @property
     def cpus(self) -> float:
-        return self.config.scaling.num_workers * self.config.scaling.cpus_per_worker
+        return self.config.scaling.max_workers * self.config.scaling.cpus_per_worker
 
     @property
     def gpus(self) -> int:
-        return self.config.scaling.num_workers if self.config.scaling.use_gpu else 0
+        return self.config.scaling.max_workers if self.config.scaling.use_gpu else 0
 
     def tags(self) -> dict[str, str]:
         return {tags.REPRODUCTION_CELL: self.name, tags.REPRODUCTION_PAPER: self.paper,
@@ -316,7 +316,7 @@ class CellRunner:
         cpus = ray.cluster_resources().get("CPU", 0)
         share = max((cpus - 1) / width, 0.1)
         remote = ray.remote(num_cpus=0, max_retries=0)(train_cell)
-        waiting = [c.sized(share / c.config.scaling.num_workers) if not c.gpus else c for c in cells]
+        waiting = [c.sized(share / c.config.scaling.max_workers) if not c.gpus else c for c in cells]
         running: dict[Any, Cell] = {}
         results = []
         try:

@@ -47,14 +47,41 @@ class ScalingConfig(Config):
     ``gradient_exchange`` (several workers): ``sparse_rows`` sends each worker's touched word-table rows to the others
     (all-gather; bytes per step grow with the batch, not the vocabulary; gloo and NCCL alike), ``dense`` all-reduces
     whole tables (what DDP does with dense gradients; only for comparison).
+
+    ``num_workers``: a number, or a range ``[min, max]`` for elastic training: the run starts with as many workers as
+    the cluster can place (at least ``min``), goes on with fewer from its last checkpoint when a node is lost, and grows
+    again (up to ``max``) when nodes return. ``optim.batch_size`` stays the batch of each worker, so the in-batch
+    negatives are the same whatever the number of workers; fewer workers take more steps per epoch, each averaging
+    fewer pairs, at the same learning rate. ``placement_timeout_s``: how long a run waits for the cluster to place
+    its workers (at least ``min`` of them) at the start or after a lost node, before it ends with what is missing
+    (resumable: the same command continues from the last checkpoint).
     """
 
-    num_workers: PositiveInt = 1
+    num_workers: PositiveInt | tuple[PositiveInt, PositiveInt] = 1
+    placement_timeout_s: PositiveFloat = 600.0
     use_gpu: bool = False
     cpus_per_worker: PositiveFloat = 1.0
     mixed_precision: bool = False
     resources_per_worker: dict[str, NonNegativeFloat] = Field(default_factory=dict)
     gradient_exchange: Literal["sparse_rows", "dense"] = "sparse_rows"
+
+    @property
+    def elastic(self) -> bool:
+        return isinstance(self.num_workers, tuple)
+
+    @property
+    def min_workers(self) -> int:
+        return self.num_workers[0] if self.elastic else self.num_workers
+
+    @property
+    def max_workers(self) -> int:
+        return self.num_workers[1] if self.elastic else self.num_workers
+
+    @model_validator(mode="after")
+    def _range_in_order(self):
+        if self.min_workers > self.max_workers:
+            raise ValueError(f"scaling.num_workers is a range [min, max]: {self.min_workers} > {self.max_workers}")
+        return self
 
     @model_validator(mode="after")
     def _mixed_precision_needs_gpu(self):

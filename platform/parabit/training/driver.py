@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,10 @@ import torch
 from mlflow.tracking import MlflowClient
 from ray.data import DataContext
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig
+from ray.train.v2.api.exceptions import ControllerError
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
+from ray.train.v2._internal.constants import WORKER_GROUP_START_TIMEOUT_S_ENV_VAR
 
 from parabit.config import ConfigError, to_dict
 from parabit.embedder import SentenceEmbedder
@@ -37,12 +40,14 @@ from parabit.ray_runtime import available_cpus, init_ray
 from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.evaluation import log_report
+from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
 from parabit.training.checkpointing import finished_checkpoint, load_state
 from parabit.training.config import RESUMABLE_FIELDS, trained_settings
 from parabit.training.config import RunConfig as RunSettings
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
+from parabit.training.placement import PLACEMENT_ATTEMPT_S, PlacementWatch, WorkersNotPlaced
 from parabit.training.prepared import PreparedData
 from parabit.training.recipe import Evaluation, Recipe
 
@@ -162,18 +167,18 @@ def check_resources(config: RunSettings, concurrent_runs: int = 1, cpus_per_run_
     left for Ray Data's read tasks, which then wait forever."""
     if config.scaling.use_gpu:
         gpus = ray.cluster_resources().get("GPU", 0)
-        if gpus < config.scaling.num_workers:
+        if gpus < config.scaling.min_workers:
             raise ConfigError(
-                f"scaling.use_gpu asks for {config.scaling.num_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
+                f"scaling.use_gpu asks for {config.scaling.min_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
                 "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
             )
     cpus = available_cpus()
-    workers = config.scaling.num_workers * concurrent_runs
+    workers = config.scaling.min_workers * concurrent_runs  # an elastic run starts with what the cluster has
     wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
     if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
         runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
         raise ConfigError(
-            f"scaling asks for {runs}{config.scaling.num_workers} workers x {config.scaling.cpus_per_worker} CPU = "
+            f"scaling asks for {runs}{config.scaling.min_workers} workers x {config.scaling.cpus_per_worker} CPU = "
             f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
             f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
         )
@@ -213,6 +218,13 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
         # (A dataset keeps the context it was created with.)
         DataContext.get_current().use_ray_tqdm = False
     datasets = recipe.datasets(prepared)
+    per_worker = {"CPU": config.scaling.cpus_per_worker, **config.scaling.resources_per_worker}
+    watch = PlacementWatch(config.name, config.scaling.min_workers,
+                           {**per_worker, "GPU": 1.0} if config.scaling.use_gpu else per_worker,
+                           config.scaling.placement_timeout_s, verbose=is_verbose())
+    # Ray Train's controller reads this from the environment of the process that calls fit(): each placement attempt
+    # then waits PLACEMENT_ATTEMPT_S, and the PlacementWatch sees the time between attempts (a user's value wins).
+    os.environ.setdefault(WORKER_GROUP_START_TIMEOUT_S_ENV_VAR, str(PLACEMENT_ATTEMPT_S))
     return TorchTrainer(
         train_loop_per_worker,
         train_loop_config={
@@ -228,14 +240,14 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
         scaling_config=RayScalingConfig(
             num_workers=config.scaling.num_workers,
             use_gpu=config.scaling.use_gpu,
-            resources_per_worker={"CPU": config.scaling.cpus_per_worker, **config.scaling.resources_per_worker},
+            resources_per_worker=per_worker,
         ),
         run_config=RunConfig(
             name=config.name,
             storage_path=str(directory.parent),
             failure_config=FailureConfig(max_failures=config.max_failures),
             checkpoint_config=CheckpointConfig(num_to_keep=2),
-            callbacks=list(callbacks),
+            callbacks=[watch, *callbacks],
             logging_config=LoggingConfig(log_level=logging.getLevelName(library_log_level())),
         ),
         datasets=datasets,
@@ -247,7 +259,8 @@ def fit(recipe: Recipe, make_trainer: Callable[[], TorchTrainer]) -> Checkpoint:
     epochs (re-running a finished command), else the one ``make_trainer().fit()`` ends with.
 
     Raises :class:`TrainingDiverged` when the workers stopped at a non-finite value (their last good checkpoint
-    stays in the run's folder)."""
+    stays in the run's folder), :class:`WorkersNotPlaced` when the cluster could not place the workers within
+    ``scaling.placement_timeout_s`` (the run resumes when the same command is run again)."""
     config = recipe.config
     directory = run_directory(config)
     checkpoint = finished_checkpoint(directory, config.optim.epochs)
@@ -256,7 +269,12 @@ def fit(recipe: Recipe, make_trainer: Callable[[], TorchTrainer]) -> Checkpoint:
               f"({checkpoint.path}) without training again", flush=True)
         return checkpoint
     (directory / DIVERGENCE_FILE).unlink(missing_ok=True)
-    result = make_trainer().fit()
+    try:
+        result = make_trainer().fit()
+    except ControllerError as err:
+        if isinstance(err.controller_failure, WorkersNotPlaced):
+            raise WorkersNotPlaced(f"{err.controller_failure}: {command_line()}") from None
+        raise
     divergence = Divergence.load(directory)
     if divergence is not None:
         raise TrainingDiverged(divergence.message(config.name))
