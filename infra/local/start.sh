@@ -124,15 +124,25 @@ if [ -n "$only" ]; then  # one part of a running cluster, started again
         worker-*)
             index="${only#worker-}"
             [[ "$index" =~ ^[1-9][0-9]*$ ]] || die "--only $only: a worker node is worker-1, worker-2, ..."
-            # The head declares a lost node dead only after missing its heartbeats for a while; until then the
-            # count of alive nodes that start_node waits for would be off by one.
-            deadline=$((SECONDS + START_TIMEOUT))
-            until [ "$(alive_nodes "$only")" = 0 ]; do
-                ((SECONDS < deadline)) || die "--only $only: the head still sees the old $only alive"
-                sleep 1
-            done
-            log "starting worker node $index again: $WORKER_CPUS CPU(s), resource train_slot=1"
-            start_node "$only" "$(($(alive_nodes) + 1))" start_worker "$index" ;;
+            for attempt in $(seq 1 "$NODE_START_ATTEMPTS"); do
+                # The head declares a lost node dead only after missing its heartbeats for a while; until then the
+                # count of alive nodes that start_node waits for would be off by one.
+                deadline=$((SECONDS + START_TIMEOUT))
+                until [ "$(alive_nodes "$only")" = 0 ]; do
+                    ((SECONDS < deadline)) || die "--only $only: the head still sees the old $only alive"
+                    sleep 1
+                done
+                log "starting worker node $index again: $WORKER_CPUS CPU(s), resource train_slot=1"
+                start_node "$only" "$(($(alive_nodes) + 1))" start_worker "$index"
+                # Seen once under load: a node started again in place exited ~17 s after registering. It counts as
+                # up once it has outlived the head's first health checks (~5 s delay, then every 3 s).
+                settled=$((SECONDS + 25))
+                while ((SECONDS < settled)) && group_alive "$(cat "$STATE_DIR/$only.pid")"; do sleep 1; done
+                group_alive "$(cat "$STATE_DIR/$only.pid")" && break
+                ((attempt < NODE_START_ATTEMPTS)) ||
+                    exited_during_start "$only ($attempt attempts)" "$STATE_DIR/logs/$only.log"
+                log "$only exited soon after it registered: attempt $((attempt + 1))"
+            done ;;
         *) die "--only takes worker-N or mlflow, got '$only'" ;;
     esac
     log "$only is up again"

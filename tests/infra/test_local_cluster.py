@@ -10,11 +10,14 @@ import calendar
 import json
 import os
 import random
+import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +91,41 @@ class Cluster:
     def mlflow_client(self) -> MlflowClient:
         return MlflowClient(self.mlflow, registry_uri=self.mlflow)
 
+    def submit_no_wait(self, submission_id: str, *command) -> None:
+        submitted = self.run(PROJECT_ROOT / "infra" / "submit.sh", "--no-wait", "--submission-id", submission_id, "--",
+                             *command, timeout=300)
+        assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
+
+    def job(self, submission_id: str) -> dict:
+        return self.ray_api(f"/api/jobs/{submission_id}")
+
+    def job_logs(self, submission_id: str) -> str:
+        return self.ray_api(f"/api/jobs/{submission_id}/logs")["logs"]
+
+    def wait_for_log(self, submission_id: str, text: str, timeout: float) -> None:
+        deadline = time.time() + timeout
+        while text not in self.job_logs(submission_id):
+            assert self.job(submission_id)["status"] in ("PENDING", "RUNNING"), self.job_logs(submission_id)[-5000:]
+            assert time.time() < deadline, f"no {text!r} in the logs of {submission_id} after {timeout} s"
+            time.sleep(0.5)
+
+    def wait_for_end(self, submission_id: str, timeout: float) -> str:
+        deadline = time.time() + timeout
+        while (status := self.job(submission_id)["status"]) in ("PENDING", "RUNNING"):
+            assert time.time() < deadline, f"{submission_id} still {status} after {timeout} s"
+            time.sleep(1)
+        return status
+
+    def stop_part(self, name: str, *flags: str) -> None:
+        """``stop.sh --only NAME`` (``--kill``: SIGKILL, as a lost host)."""
+        stopped = self.run(LOCAL / "stop.sh", "--only", name, *flags, timeout=120)
+        assert stopped.returncode == 0, stopped.stderr[-3000:]
+
+    def start_part(self, name: str) -> None:
+        """``start.sh --only NAME``: the node or MLflow server back in the running cluster."""
+        started = self.run(LOCAL / "start.sh", "--only", name, timeout=600)
+        assert started.returncode == 0, started.stderr[-3000:]
+
 
 @pytest.fixture(scope="module")
 def local_cluster(ray_session, tmp_path_factory):
@@ -109,6 +147,11 @@ def local_cluster(ray_session, tmp_path_factory):
         yield cluster
     finally:
         cluster.run(LOCAL / "stop.sh", "--quiet", timeout=180)  # a no-op if the last test stopped it already
+        # The raylets' and GCS's own logs, beside the nodes' (pytest keeps its last temp dirs): what a failure needs.
+        for log in ray_temp.glob("node-*/session_*/logs/*.out"):
+            kept = state / "logs" / log.parts[-4] / log.name
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(log, kept)
         shutil.rmtree(ray_temp, ignore_errors=True)
 
 
@@ -224,6 +267,128 @@ def test_reproduction_cells_train_side_by_side(local_cluster, tmp_path):
         assert run.info.status == "FINISHED" and run.info.run_name == record.cell
         assert run.data.metrics["sick-en/test/pearson"] == record.metrics["sick-en/test/pearson"]
         assert record.machine["cell_cpus"] == 1.0  # (3 cluster CPUs - 1 kept for Ray Data) / 2 cells
+
+
+# A job long enough to lose a node in (4 epochs of ~5 s on 2 workers), on one Train worker per worker node.
+NODE_LOSS_JOB = ("python", "jobs/train.py", "--config", "jobs/configs/bilingual_sentences.yaml",
+                 "--set", "data.max_pairs=30000", "--set", "model.dim=64", "--set", "optim.epochs=4",
+                 "--set", "evaluation.sts_years=[2016]", "--set", "evaluation.sick=false",
+                 "--set", "evaluation.msrp=false", "--set", "scaling.resources_per_worker={train_slot: 1}",
+                 "--set", "tracking.register_as=parabit-encoder-node-loss")
+
+
+def _epochs_logged(client: MlflowClient, run_id: str, key: str = "loss") -> list[int]:
+    return sorted(int(m.step) for m in client.get_metric_history(run_id, key))
+
+
+def _run_named(client: MlflowClient, name: str):
+    (run,) = client.search_runs([client.get_experiment_by_name("parabit").experiment_id],
+                                f"tags.`parabit.run_name` = '{name}'")
+    return run
+
+
+@pytest.mark.slow
+def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_resumes(local_cluster):
+    """Two workers, worker-2's processes killed after epoch 1: the run waits placement_timeout_s (30 s) for a second
+    train_slot, then ends: one error line naming what is missing, no traceback, the MLflow run FAILED, nothing
+    registered. The same command, once worker-2 is back, resumes and finishes with every epoch in MLflow once.
+    (~3 min: two jobs, and the head takes ~30 s to declare the killed node dead before it can start again.)"""
+    cluster, name = local_cluster, "node-loss-fixed"
+    command = (*NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=2",
+               "--set", "scaling.placement_timeout_s=30")
+    cluster.submit_no_wait(f"{name}-1", *command)
+    cluster.wait_for_log(f"{name}-1", f"[{name}] epoch 1/4 loss", timeout=300)
+    cluster.stop_part("worker-2", "--kill")
+    killed = time.time()
+    try:
+        assert cluster.wait_for_end(f"{name}-1", timeout=300) == "FAILED"
+        assert time.time() - killed < 150  # node-loss detection, the 30 s wait, shutting down
+        logs = cluster.job_logs(f"{name}-1")
+        assert "Traceback" not in logs, logs[-5000:]
+        assert f"[{name}] waiting up to 30 s for the cluster to place 2 worker(s) of {{CPU: 1, train_slot: 1}}" in logs
+        last = logs.strip().splitlines()[-1]
+        assert last.startswith(f"error: training run {name}: the cluster could not place 2 worker(s) of "
+                               "{CPU: 1, train_slot: 1} within scaling.placement_timeout_s=30 s (its ")
+        assert "the run is resumable" in last and last.endswith(f"python {shlex.join(command[1:])}")
+        client = cluster.mlflow_client()
+        run = _run_named(client, name)
+        assert run.info.status == "FAILED" and not client.search_model_versions("name='parabit-encoder-node-loss'")
+    finally:
+        cluster.start_part("worker-2")
+
+    cluster.submit_no_wait(f"{name}-2", *command)
+    assert cluster.wait_for_end(f"{name}-2", timeout=420) == "SUCCEEDED", cluster.job_logs(f"{name}-2")[-5000:]
+    assert f"resuming {name} from the checkpoint of epoch" in cluster.job_logs(f"{name}-2")
+    client = cluster.mlflow_client()
+    resumed = _run_named(client, name)
+    assert resumed.info.run_id == run.info.run_id and resumed.info.status == "FINISHED"
+    assert _epochs_logged(client, run.info.run_id) == [1, 2, 3, 4]
+    assert [v.run_id for v in client.search_model_versions("name='parabit-encoder-node-loss'")] == [run.info.run_id]
+
+
+@pytest.mark.slow
+def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_cluster):
+    """``scaling.num_workers: [1, 2]``, worker-2's processes killed after epoch 1: the job succeeds on one worker from
+    the last checkpoint, each epoch in MLflow once, and scores as the uninterrupted two-worker run of the previous
+    test (whose resume is bit-identical to an uninterrupted run) within noise. (~2 min with the node's restart.)"""
+    cluster, name = local_cluster, "node-loss-elastic"
+    cluster.submit_no_wait(name, *NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=[1, 2]")
+    cluster.wait_for_log(name, f"[{name}] epoch 1/4 loss", timeout=300)
+    cluster.stop_part("worker-2", "--kill")
+    try:
+        assert cluster.wait_for_end(name, timeout=420) == "SUCCEEDED", cluster.job_logs(name)[-5000:]
+    finally:
+        cluster.start_part("worker-2")
+    assert "Traceback" not in cluster.job_logs(name)
+    client = cluster.mlflow_client()
+    run, reference = _run_named(client, name), _run_named(client, "node-loss-fixed")
+    assert run.info.status == "FINISHED" and _epochs_logged(client, run.info.run_id) == [1, 2, 3, 4]
+    workers = [m.value for m in sorted(client.get_metric_history(run.info.run_id, "workers"), key=lambda m: m.step)]
+    assert workers[0] == 2 and workers[-1] == 1
+    assert any(v.run_id == run.info.run_id for v in client.search_model_versions("name='parabit-encoder-node-loss'"))
+    score, uninterrupted = (r.data.metrics["sts2016/mean/pearson"] for r in (run, reference))
+    assert abs(score - uninterrupted) < 0.03, (score, uninterrupted)
+
+
+@pytest.mark.slow
+def test_a_job_outlives_its_client_and_its_tracking_server_going_down(local_cluster):
+    """`ray job submit` killed once the job runs, then the MLflow server stopped after epoch 1 and started again
+    after epoch 2: the job finishes, `ray job logs` shows its model, and every epoch is in MLflow once."""
+    cluster, name = local_cluster, "tracking-down-on-cluster"
+    client_process = subprocess.Popen(
+        [str(PROJECT_ROOT / "infra" / "submit.sh"), "--submission-id", name, "--", *NODE_LOSS_JOB, "--set",
+         f"name={name}", "--set", "scaling.num_workers=2"], env=cluster.env, cwd=PROJECT_ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while not _submitted(cluster, name):
+            assert client_process.poll() is None and time.time() < deadline, "the job was not submitted"
+            time.sleep(0.5)
+    finally:
+        os.killpg(client_process.pid, signal.SIGKILL)  # the client disconnects; the job is the cluster's
+        client_process.wait()
+    cluster.wait_for_log(name, f"[{name}] epoch 1/4 loss", timeout=300)
+    cluster.stop_part("mlflow")
+    try:
+        cluster.wait_for_log(name, f"[{name}] epoch 2/4 loss", timeout=300)
+    finally:
+        cluster.start_part("mlflow")
+    assert cluster.wait_for_end(name, timeout=420) == "SUCCEEDED", cluster.job_logs(name)[-5000:]
+    logs = cluster.run("bash", "-c", f"source {cluster.state / 'cluster.env'} && ray job logs {name}", timeout=120)
+    assert logs.returncode == 0, logs.stderr[-3000:]
+    logs = logs.stdout
+    assert "model: models:/parabit-encoder-node-loss/" in logs
+    client = cluster.mlflow_client()
+    run = _run_named(client, name)
+    assert run.info.status == "FINISHED" and _epochs_logged(client, run.info.run_id) == [1, 2, 3, 4]
+    assert _epochs_logged(client, run.info.run_id, "dev_score") == [0, 1, 2, 3, 4]
+
+
+def _submitted(cluster: Cluster, submission_id: str) -> bool:
+    try:
+        return cluster.job(submission_id)["status"] == "RUNNING"
+    except urllib.error.HTTPError:  # not known yet
+        return False
 
 
 @pytest.mark.slow

@@ -88,3 +88,17 @@ def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_sessio
     too_many = fits.model_copy(update={"scaling": ScalingConfig(num_workers=[64, 64], cpus_per_worker=0.5)})
     with pytest.raises(ConfigError, match="scaling asks for 64 workers"):
         check_resources(too_many)
+
+
+@pytest.mark.slow
+def test_an_elastic_range_starts_with_every_worker_the_cluster_can_place(ray_session, small_config):
+    """On this session's 2-CPU local Ray, [1, 2] workers of 0.5 CPU: both fit beside Ray Data's CPU, so the elastic
+    group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does."""
+    from parabit.pairs.recipe import PairsRecipe
+    from parabit.training.driver import run_training
+
+    config = small_config(scaling=ScalingConfig(num_workers=[1, 2], cpus_per_worker=0.5))
+    config.tracking.register_as = "parabit-encoder-elastic"
+    result = run_training(PairsRecipe(config))
+    assert [(h["epoch"], h["workers"]) for h in result.history] == [(1, 2), (2, 2)]
+    assert result.model_uri.startswith("models:/parabit-encoder-elastic/")
