@@ -93,7 +93,8 @@ def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_sessio
 @pytest.mark.slow
 def test_an_elastic_range_starts_with_every_worker_the_cluster_can_place(ray_session, small_config):
     """On this session's 2-CPU local Ray, [1, 2] workers of 0.5 CPU: both fit beside Ray Data's CPU, so the elastic
-    group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does."""
+    group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does. (One small Ray
+    Train run, ~30 s alone; 247 s in CI beside the heavy modules of the other xdist worker.)"""
     from parabit.pairs.recipe import PairsRecipe
     from parabit.training.driver import run_training
 
