@@ -42,9 +42,9 @@ from parabit.embedder import SentenceEmbedder
 from parabit.export.pyfunc import save_embedder_model
 from parabit.text.tokenize import TREEBANK_LIKE_PATTERN
 from parabit.text.vocab import PAD_ID, UNK_WORD
-from parabit.pairs.config import DataConfig, ModelConfig
-from parabit.pairs.data import prepare_pairs
-from parabit.pairs.model import encoder_spec, initial_word_table
+from parabit.recipes.pairs.config import DataConfig, ModelConfig
+from parabit.recipes.pairs.data import prepare_pairs
+from parabit.recipes.pairs.model import encoder_spec, initial_word_table
 
 MINILM_SECONDS = 244.0
 

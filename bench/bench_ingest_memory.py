@@ -4,7 +4,7 @@
 
 The shipped Tatoeba en-es file and the Europarl v7 en-es excerpt are written out as one Moses pair (``corpus.en``,
 ``corpus.es``), once and ``--times`` times over (the issue's "10× larger by repetition"). Each input is ingested by
-``parabit.pipeline.ingest.ingest`` (the stage function the pipeline runs in its driver) in a fresh subprocess, whose
+``parabit.backtranslation.ingest.ingest`` (the stage function the pipeline runs in its driver) in a fresh subprocess, whose
 peak RSS (``ru_maxrss``) and wall time are reported. Streaming ingest holds one chunk plus a digest per distinct
 pair, so the ratio of the two peaks should stay near 1 while the input grows ``--times``-fold; the baseline is the
 same process importing everything and ingesting nothing.
@@ -28,8 +28,8 @@ from parabit.paths import data_path
 PROBE = """
 import json, resource, sys, time
 from pathlib import Path
-from parabit.pipeline.config import SourceConfig
-from parabit.pipeline.ingest import ingest
+from parabit.backtranslation.config import SourceConfig
+from parabit.backtranslation.ingest import ingest
 corpus, workdir = Path(sys.argv[1]), Path(sys.argv[2])
 started = time.perf_counter()
 rows = 0
@@ -83,7 +83,7 @@ def main() -> None:
 
 {machine_line()}. The shipped Tatoeba en-es +
 Europarl v7 en-es excerpt as one Moses pair, once and {args.times}× over, each ingested in a fresh process
-(`parabit.pipeline.ingest.ingest`, chunks of 10,000 pairs); peak RSS from `ru_maxrss`.
+(`parabit.backtranslation.ingest.ingest`, chunks of 10,000 pairs); peak RSS from `ru_maxrss`.
 
 {table(["input", "lines", "peak RSS (MiB)", "above baseline (MiB)", "seconds"], rows)}
 

@@ -34,10 +34,10 @@ from _common import machine_line, median, table, timed, write_section  # noqa: E
 
 from parabit.config import from_dict  # noqa: E402
 from parabit.data.bitext import read_tatoeba  # noqa: E402
-from parabit.pipeline.backtranslate import backtranslate  # noqa: E402
-from parabit.pipeline.config import SourceConfig, TranslationConfig  # noqa: E402
-from parabit.pipeline.ingest import ingest  # noqa: E402
-from parabit.pipeline.stage import run_stage  # noqa: E402
+from parabit.backtranslation.backtranslate import backtranslate  # noqa: E402
+from parabit.backtranslation.config import SourceConfig, TranslationConfig  # noqa: E402
+from parabit.backtranslation.ingest import ingest  # noqa: E402
+from parabit.backtranslation.stage import run_stage  # noqa: E402
 from parabit.ray_runtime import init_ray  # noqa: E402
 from parabit.translate import build_translator  # noqa: E402
 from parabit.translate.tiny_marian import build_tiny_marian  # noqa: E402

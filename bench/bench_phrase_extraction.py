@@ -17,7 +17,7 @@ from nltk.translate.phrase_based import phrase_extraction
 from parabit.paths import output_root
 from parabit.phrases.align import parse_links
 from parabit.phrases.extract import consistent_spans
-from parabit.pipeline.stage import read_parquet_dir
+from parabit.backtranslation.stage import read_parquet_dir
 
 
 def main() -> None:

@@ -42,9 +42,9 @@ import torch.nn.functional as F  # noqa: E402
 from _common import machine_line, median, table, write_section  # noqa: E402
 
 from parabit.evaluation.config import EvaluationConfig  # noqa: E402
-from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig  # noqa: E402
-from parabit.pairs.data import prepare_pairs  # noqa: E402
-from parabit.pairs.recipe import PairsRecipe  # noqa: E402
+from parabit.recipes.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig  # noqa: E402
+from parabit.recipes.pairs.data import prepare_pairs  # noqa: E402
+from parabit.recipes.pairs.recipe import PairsRecipe  # noqa: E402
 from parabit.training.config import OptimConfig, ScalingConfig, TrackingConfig  # noqa: E402
 from parabit.training.driver import run_training  # noqa: E402
 from parabit.training.prepared import arrow_to_tensors  # noqa: E402

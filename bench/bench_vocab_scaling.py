@@ -35,9 +35,9 @@ import torch  # noqa: E402
 from _common import machine_line, median, table, write_section  # noqa: E402
 
 from parabit.encoders import build_encoder  # noqa: E402
-from parabit.pairs.config import DataConfig, ObjectiveConfig  # noqa: E402
-from parabit.pairs.data import prepare_pairs  # noqa: E402
-from parabit.pairs.model import PairModule  # noqa: E402
+from parabit.recipes.pairs.config import DataConfig, ObjectiveConfig  # noqa: E402
+from parabit.recipes.pairs.data import prepare_pairs  # noqa: E402
+from parabit.recipes.pairs.model import PairModule  # noqa: E402
 from parabit.training.batches import shuffled_batches  # noqa: E402
 from parabit.training.config import OptimConfig  # noqa: E402
 from parabit.training.optimizers import build_optimizers  # noqa: E402

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from parabit.pipeline import PipelineConfig, PipelineResult, PipelineRun
-from parabit.pipeline.backtranslate import backtranslate
-from parabit.pipeline.ingest import ingest
-from parabit.pipeline.score import score
-from parabit.pipeline.select import PAIRS_FILE, select
+from parabit.backtranslation import PipelineConfig, PipelineResult, PipelineRun
+from parabit.backtranslation.backtranslate import backtranslate
+from parabit.backtranslation.ingest import ingest
+from parabit.backtranslation.score import score
+from parabit.backtranslation.select import PAIRS_FILE, select
 
 
 def run(config: PipelineConfig) -> PipelineResult:

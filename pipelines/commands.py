@@ -20,7 +20,7 @@ def backtranslate(config_path: str, overrides: dict) -> int:
     """Build back-translated paraphrase pairs on Ray Data: ingest → back-translate → score → select → stats.
 
     Re-running with the same config resumes: complete stages are skipped."""
-    from parabit.pipeline import PipelineConfig
+    from parabit.backtranslation import PipelineConfig
     from pipelines import backtranslate as pipeline
 
     result = pipeline.run(load(PipelineConfig, config_path, overrides))
@@ -57,7 +57,7 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     registered model. The training run is nested under the pipeline's MLflow run: one view links data and model.
 
     --set overrides the training config."""
-    from parabit.pipeline import PipelineConfig
+    from parabit.backtranslation import PipelineConfig
     from parabit.recipes import load_run_config, recipe_for
     from parabit.tracking import tags
     from parabit.training.driver import run_training

@@ -13,8 +13,8 @@ from functools import partial
 
 from parabit.phrases import PhrasesConfig
 from parabit.phrases.stages import align, phrase_table, pivot
-from parabit.pipeline import PipelineRun
-from parabit.pipeline.ingest import ingest
+from parabit.backtranslation import PipelineRun
+from parabit.backtranslation.ingest import ingest
 
 
 def run(config: PhrasesConfig) -> PipelineRun:

@@ -17,7 +17,7 @@ PLAN = "jobs/configs/quality/plan.yaml"
 def build_data(plan, recipes: list[str]) -> None:
     """Run (or reuse) every pipeline of the plan that these recipes read."""
     from parabit.phrases import PhrasesConfig
-    from parabit.pipeline import PipelineConfig
+    from parabit.backtranslation import PipelineConfig
     from pipelines import backtranslate, phrases
 
     needed = plan.pipelines_read(recipes)

@@ -10,7 +10,7 @@ import pytest
 
 from parabit.data.bitext import read_tatoeba
 from parabit.evaluation.config import EvaluationConfig
-from parabit.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
+from parabit.recipes.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
 from parabit.training.config import OptimConfig, ScalingConfig
 
 

@@ -22,12 +22,12 @@ from parabit.config import ConfigError, load_config
 from parabit.data.bitext import read_line_aligned, read_tatoeba
 from parabit.data.errors import DataFormatError, Quarantine
 from parabit.paths import PROJECT_ROOT
-from parabit.pipeline.config import SourceConfig
-from parabit.pipeline.ingest import ingest
-from parabit.pipeline.stage import REJECTS, read_parquet_dir, run_stage
-from parabit.pairs.config import PairsConfig
-from parabit.pairs.recipe import PairsRecipe
-from parabit.tuning.space import load_space
+from parabit.backtranslation.config import SourceConfig
+from parabit.backtranslation.ingest import ingest
+from parabit.backtranslation.stage import REJECTS, read_parquet_dir, run_stage
+from parabit.recipes.pairs.config import PairsConfig
+from parabit.recipes.pairs.recipe import PairsRecipe
+from parabit.sweeps.space import load_space
 
 BAD = Path(__file__).parent / "data" / "bad"
 GOOD_LINES = ["Good morning.\tBuenos días.", "Thank you.\tGracias."]

@@ -8,7 +8,7 @@ import pytest
 
 from parabit.config import ConfigError, load_config, parse_overrides
 from parabit.paths import output_root, project_path
-from parabit.pipeline.select import resolve_pairs_path
+from parabit.backtranslation.select import resolve_pairs_path
 from parabit.quality import QualityPlan, Row, beats, gain_line, gains, quality_markdown, write_table
 from parabit.recipes import load_run_config
 

@@ -42,8 +42,8 @@ def test_a_second_holder_of_a_run_name_is_refused_and_a_killed_holder_frees_it(t
 
 def _prepare(config: dict, outputs: str, queue) -> None:
     os.environ["PARABIT_OUTPUT"] = outputs
-    from parabit.pairs.config import DataConfig
-    from parabit.pairs.data import prepare_pairs
+    from parabit.recipes.pairs.config import DataConfig
+    from parabit.recipes.pairs.data import prepare_pairs
 
     started = time.perf_counter()
     prepared = prepare_pairs(DataConfig(**config))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from parabit.dictionary.retrieval import gold_ranks, retrieval_scores
+from parabit.evaluation.retrieval import gold_ranks, retrieval_scores
 from parabit.embedder import SentenceEmbedder
 from parabit.training.checkpointing import CHECKPOINT_FILE, EMBEDDER_DIR, RAY_SNAPSHOT_FILE
 from parabit.training.driver import TrainingResult, run_directory, run_training, untrained_embedder

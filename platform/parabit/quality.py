@@ -18,10 +18,10 @@ import yaml
 from pydantic import Field, NonNegativeInt, field_validator, model_validator
 
 from parabit.config import Config
-from parabit.elgohary.paper import paper_value
+from parabit.papers.elgohary.paper import paper_value
 from parabit.evaluation.report import EvaluationReport
 from parabit.paths import project_path
-from parabit.pipeline.select import PIPELINE_REFERENCE
+from parabit.backtranslation.select import PIPELINE_REFERENCE
 from parabit.recipes import load_run_config
 from parabit.training.config import RunConfig
 

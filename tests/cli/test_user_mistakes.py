@@ -107,7 +107,7 @@ def test_help_exits_0_and_lists_every_job(capsys):
     assert run_command(argv=["--help"]) == 0
     listed = {line.split()[0] for line in capsys.readouterr().out.split("Commands:")[1].splitlines() if line.strip()}
     jobs = {path.stem.replace("_", "-") for path in (PROJECT_ROOT / "jobs").glob("*.py")}
-    assert jobs | {"sweep", "promote", "serve", "tables", "config", "replay"} <= listed
+    assert jobs | {"sweep", "promote", "serve", "bildrl-retrieval", "config", "replay"} <= listed
     for command in sorted(listed):
         assert run_command(argv=[command, "--help"]) == 0
         assert capsys.readouterr().out.startswith(f"Usage: parabit {command}")

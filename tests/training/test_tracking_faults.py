@@ -18,7 +18,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from parabit.tracking import RunTracker
-from parabit.pairs.recipe import PairsRecipe
+from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training.driver import run_training
 
 from ..cluster_support import BIN, cli_env, free_port, wait_for_http

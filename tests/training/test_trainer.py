@@ -11,7 +11,7 @@ from mlflow.tracking import MlflowClient
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation.dev import DevSet
 from parabit.export.pyfunc import load_encoder
-from parabit.pairs.recipe import PairsRecipe
+from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training.checkpointing import EMBEDDER_DIR
 from parabit.training.config import ScalingConfig
 from parabit.training.driver import check_resources, run_training, untrained_embedder

@@ -36,8 +36,7 @@ COMMANDS = {
     "serve": "parabit.cli.models:serve",
     "translate-sick": "parabit.cli.data:translate_sick",
     "build-dictionaries": "parabit.cli.data:build_dictionaries",
-    "tables": "parabit.cli.tables:tables",
-    "bildrl-retrieval": "parabit.cli.tables:bildrl_retrieval",
+    "bildrl-retrieval": "parabit.cli.analyses:bildrl_retrieval",
     "config": "parabit.cli.configs:config",
     "replay": "parabit.cli.tracking:replay",
 }

@@ -9,17 +9,17 @@ import click
 
 # kind -> "module:Class" of every config file a command reads.
 CONFIG_KINDS = {
-    "pairs": "parabit.pairs.config:PairsConfig",
-    "siamese": "parabit.supervised.config:SiameseConfig",
-    "bildrl": "parabit.dictionary.config:BilDRLConfig",
-    "backtranslate": "parabit.pipeline.config:PipelineConfig",
+    "pairs": "parabit.recipes.pairs.config:PairsConfig",
+    "siamese": "parabit.recipes.siamese.config:SiameseConfig",
+    "bildrl": "parabit.recipes.bildrl.config:BilDRLConfig",
+    "backtranslate": "parabit.backtranslation.config:PipelineConfig",
     "phrases": "parabit.phrases.config:PhrasesConfig",
-    "translate-sick": "parabit.pipeline.sick_translation:SICKTranslationConfig",
-    "build-dictionaries": "parabit.dictionary.config:DictionaryBuildConfig",
+    "translate-sick": "parabit.backtranslation.sick_translation:SICKTranslationConfig",
+    "build-dictionaries": "parabit.recipes.bildrl.config:DictionaryBuildConfig",
     "reproduce": "parabit.reproduction.config:ReproduceConfig",
-    "reproduce-elgohary": "parabit.elgohary.config:ReproductionConfig",
+    "reproduce-elgohary": "parabit.papers.elgohary.config:ReproductionConfig",
     "evaluation": "parabit.evaluation.config:EvaluationConfig",
-    "sweep-space": "parabit.tuning.space:SpaceFile",
+    "sweep-space": "parabit.sweeps.space:SpaceFile",
     "quality-plan": "parabit.quality:QualityPlan",
 }
 
@@ -50,7 +50,7 @@ def check(paths: tuple[str, ...], kind: str | None) -> int:
     """Check config files without running anything; prints one line per file (exit 2 on the first bad one)."""
     from parabit.config import load_config
     from parabit.recipes import load_run_config
-    from parabit.tuning.space import load_space
+    from parabit.sweeps.space import load_space
 
     for path in paths:
         if kind is None:

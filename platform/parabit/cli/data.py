@@ -14,7 +14,7 @@ from parabit.cli.options import common_options, config_path, load
 def translate_sick(config_path: str | None, overrides: dict) -> int:
     """Translate SICK (train, trial, test) with the pipeline's translator, once, as an exactly-once stage."""
     from parabit.config import to_dict
-    from parabit.pipeline.sick_translation import SICKTranslationConfig, run_sick_translation
+    from parabit.backtranslation.sick_translation import SICKTranslationConfig, run_sick_translation
     from parabit.tracking import RunTracker, tags
 
     config = load(SICKTranslationConfig, config_path, overrides)
@@ -41,8 +41,8 @@ def build_dictionaries(config_path: str | None, directions: tuple[str, ...], ove
     """Build the BilDRL dictionaries (fr-en, en-es, es-en) and the en-es paraphrase set, once, as parquet.
 
     Needs the bilingual spaces trained first (jobs/configs/bildrl/embeddings_{es,fr}.yaml)."""
-    from parabit.dictionary.build import build_dictionaries as build, summary
-    from parabit.dictionary.config import DIRECTIONS, DictionaryBuildConfig
+    from parabit.recipes.bildrl.build import build_dictionaries as build, summary
+    from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig
 
     config = load(DictionaryBuildConfig, config_path, overrides)
     outputs = build(config, directions=tuple(directions) or DIRECTIONS)

@@ -86,8 +86,8 @@ def sweep(space: str, name: str | None, num_samples: int | None, overrides: dict
 
     --set applies to every trial (e.g. --set optim.epochs=2). Ctrl-C stops the trials and saves the sweep (exit
     130); the same command resumes it."""
-    from parabit.tuning.space import load_space
-    from parabit.tuning.sweep import run_sweep
+    from parabit.sweeps.space import load_space
+    from parabit.sweeps.sweep import run_sweep
 
     loaded = load_space(space, num_samples=num_samples, overrides=overrides, name=name)
     summary = run_sweep(loaded)

@@ -44,3 +44,8 @@ def encode_pairs(encode: Encode, sentences_a: Sequence[str], sentences_b: Sequen
         )
     where = {sentence: i for i, sentence in enumerate(distinct)}
     return (embeddings[[where[s] for s in sentences_a]], embeddings[[where[s] for s in sentences_b]])
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (zero rows stay zero)."""
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

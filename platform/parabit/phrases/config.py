@@ -13,7 +13,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from parabit.config import Config
 from parabit.paths import output_root
-from parabit.pipeline.config import SourceConfig
+from parabit.backtranslation.config import SourceConfig
 from parabit.text.tokenize import TokenizerName
 
 

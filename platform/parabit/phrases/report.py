@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 
-from parabit.pipeline.stage import StageOutput
+from parabit.backtranslation.stage import StageOutput
 
 
 def _examples(stage: StageOutput, columns: list[str], n: int, seed: int) -> list[dict]:

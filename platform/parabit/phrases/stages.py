@@ -1,4 +1,4 @@
-"""The phrase pipeline's stages on Ray Data, each run exactly once by :func:`parabit.pipeline.stage.run_stage`.
+"""The phrase pipeline's stages on Ray Data, each run exactly once by :func:`parabit.backtranslation.stage.run_stage`.
 
 * :func:`align` — ingested pairs → tokenised pairs with symmetrised eflomal links, one eflomal model per shard
   (a Ray Data batch of ``align.shard_size`` pairs). Rejects: an empty or over-long side.
@@ -27,7 +27,7 @@ from parabit.phrases.config import AlignConfig, PhraseTableConfig, PivotConfig
 from parabit.phrases.extract import count_phrase_pairs
 from parabit.phrases.pivot import pivot_reasons, pivot_scores
 from parabit.phrases.table import COUNT_SCHEMA, counts_table, phrase_probabilities, prune_reasons
-from parabit.pipeline.stage import DATA, REASON, REJECT_SCHEMA, REJECTS, StageOutput, write_rejects, write_split
+from parabit.backtranslation.stage import DATA, REASON, REJECT_SCHEMA, REJECTS, StageOutput, write_rejects, write_split
 from parabit.text.tokenize import Tokenizer
 
 ROWS_PER_FILE = 200_000

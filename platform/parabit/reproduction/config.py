@@ -8,13 +8,13 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator
 
-from parabit.bao.plan import BaoSettings
-from parabit.bildrl.plan import BilDRLSettings
+from parabit.papers.bao.plan import BaoSettings
+from parabit.papers.bildrl.plan import BilDRLSettings
 from parabit.config import Config, check_name
-from parabit.elgohary.plan import ElgoharySettings
+from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.paths import output_root, project_path
 from parabit.reproduction.plans import PLANS
-from parabit.wieting.plan import WietingSettings
+from parabit.papers.wieting.plan import WietingSettings
 
 PAPERS = tuple(PLANS)
 

@@ -1,7 +1,7 @@
 """docs/reproduction.md: written by the reproduction from the results ledger, never by hand.
 
 Every paper's part (:func:`paper_part`) is rendered from its results, which come from the ledger
-(:mod:`parabit.reproduction.ledger`); :func:`assemble` joins the parts under one header and the findings of all
+(:mod:`parabit.papers.ledger`); :func:`assemble` joins the parts under one header and the findings of all
 papers in one table. Nothing in it depends on the machine or the moment it is written (no date, host or load: those
 belong to each record), so a checkout with the same ledger writes the same document byte for byte.
 """
@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parabit.reproduction.cells import Cell, Results
-from parabit.reproduction.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
-from parabit.reproduction.ledger import Ledger
-from parabit.reproduction.metrics import Metric
-from parabit.reproduction.plan import PaperPlan, Section
+from parabit.papers.cells import Cell, Results
+from parabit.papers.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
+from parabit.papers.ledger import Ledger
+from parabit.papers.metrics import Metric
+from parabit.papers.plan import PaperPlan, Section
 
 CELLS_HEADING = "Cells and their runs"
 FINDINGS_HEADING = "Findings at a glance"

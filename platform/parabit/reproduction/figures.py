@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 import numpy as np  # noqa: E402
 
-from parabit.reproduction.findings import Comparison  # noqa: E402
+from parabit.papers.findings import Comparison  # noqa: E402
 
 COLUMNS = 3
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from parabit.bao.plan import BaoPlan
-from parabit.bildrl.plan import BilDRLPlan
-from parabit.elgohary.plan import ElgoharyPlan
-from parabit.reproduction.plan import PaperPlan
-from parabit.wieting.plan import WietingPlan
+from parabit.papers.bao.plan import BaoPlan
+from parabit.papers.bildrl.plan import BilDRLPlan
+from parabit.papers.elgohary.plan import ElgoharyPlan
+from parabit.papers.plan import PaperPlan
+from parabit.papers.wieting.plan import WietingPlan
 
 PLANS: dict[str, type[PaperPlan]] = {plan.key: plan for plan in (BaoPlan, ElgoharyPlan, WietingPlan, BilDRLPlan)}

@@ -1,6 +1,6 @@
 """Running the reproduction: every chosen paper's data, cells, findings and analyses, then the document.
 
-Results come from the ledger first (:mod:`parabit.reproduction.ledger`): a paper whose prepared record matches its
+Results come from the ledger first (:mod:`parabit.papers.ledger`): a paper whose prepared record matches its
 data settings is restored from it instead of preparing its data, and a cell whose record matches its digest is not
 trained. Only what is missing runs, in three passes over the chosen papers, so a long run has a complete picture
 early and spends its remaining time where the verdicts need it:
@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from parabit.ray_runtime import init_ray
-from parabit.reproduction.cells import Cell, CellResult, CellRunner, Group, Results, make_cell, one_line
+from parabit.papers.cells import Cell, CellResult, CellRunner, Group, Results, make_cell, one_line
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
-from parabit.reproduction.ledger import Ledger, PreparedRecord, digest, local, machine, portable, utc
-from parabit.reproduction.plan import PaperPlan, PipelineRunner, PlanContext, Section
+from parabit.papers.ledger import Ledger, PreparedRecord, digest, local, machine, portable, utc
+from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
 from parabit.reproduction.plans import PLANS
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags

@@ -9,7 +9,7 @@ RUN_NAME = "parabit.run_name"
 RECIPE = "parabit.recipe"
 # Lineage: the prepared data a training run read, the pipeline run and output that made it.
 DATA = "parabit.data"
-PIPELINE = "parabit.pipeline"
+PIPELINE = "parabit.backtranslation"
 PIPELINE_DIR = "parabit.pipeline_dir"
 PIPELINE_OUTPUT = "parabit.pipeline_output"
 PIPELINE_RUN_ID = "parabit.pipeline_run_id"
@@ -29,7 +29,7 @@ REPRODUCTION_CELL = "parabit.reproduction.cell"
 REPRODUCTION_PAPER = "parabit.reproduction.paper"
 REPRODUCTION_GROUP = "parabit.reproduction.group"
 REPRODUCTION_SEED = "parabit.reproduction.seed"
-# What the cell trains (its ledger digest: parabit.reproduction.ledger), so a run of other settings is never reused.
+# What the cell trains (its ledger digest: parabit.papers.ledger), so a run of other settings is never reused.
 REPRODUCTION_DIGEST = "parabit.reproduction.digest"
 # The command line that started the run (also in the registered model's description).
 COMMAND = "parabit.command"

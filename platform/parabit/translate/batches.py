@@ -1,7 +1,7 @@
 """Arrow batches in, the same rows with their translation out: what a back-translation actor runs on each batch.
 
 :class:`BacktranslateBatches` is what each actor of the back-translation stage's pool runs
-(:mod:`parabit.pipeline.backtranslate`). It lives here, beside the engines, and imports only pyarrow and
+(:mod:`parabit.backtranslation.backtranslate`). It lives here, beside the engines, and imports only pyarrow and
 :mod:`parabit.translate`: a Ray actor imports the module of the class it runs, and the pipeline package
 (MLflow, nltk, the filters) takes seconds to import, which every actor of every run would pay before its first
 sentence.
@@ -16,7 +16,7 @@ from parabit.translate import Translator, build_translator, translator_class
 # The column each mode translates first, and its name in the output (the text a reject row shows).
 INPUT_COLUMN = {"backtranslate": "foreign", "roundtrip": "en"}
 REJECT_TEXT = {"backtranslate": "foreign", "roundtrip": "reference"}
-# The stage's reject-reason column (``parabit.pipeline.stage.REASON``; that module is not imported here).
+# The stage's reject-reason column (``parabit.backtranslation.stage.REASON``; that module is not imported here).
 REASON = "_reject_reason"
 
 

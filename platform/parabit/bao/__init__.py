@@ -1,3 +1,0 @@
-"""Bao et al. (2018), "Attentive Siamese LSTM Network for Semantic Textual Similarity Measure": its reproduction
-(:mod:`parabit.bao.plan`) and published numbers (:mod:`parabit.bao.paper`). The models are the ``siamese`` recipe
-(:mod:`parabit.supervised`)."""

@@ -1,4 +1,0 @@
-"""Chen et al. (2019), "Learning to Represent Bilingual Dictionaries" (BilDRL), reproduced on an aligned target space
-(:mod:`parabit.dictionary.aligned_space`): :mod:`parabit.bildrl.plan` declares the cells, tables and findings;
-:mod:`parabit.bildrl.mono` builds the monolingual dictionary of the paper's mono baselines. The models are the
-``bildrl`` recipe (:mod:`parabit.dictionary`)."""

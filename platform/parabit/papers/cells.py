@@ -1,0 +1,364 @@
+"""Cells: one training run of a seed paper's table at one training seed, run through the training kernel.
+
+A paper declares :class:`Group`\\ s (what a table cell stands for: a training config); the reproduction turns each
+into one :class:`Cell` per seed, with a deterministic run name ``<prefix>-<paper>-<group>-s<seed>`` and the digest
+of what it trains (:mod:`parabit.papers.ledger`). The :class:`CellRunner` finds a cell's result, in this order:
+
+1. the **ledger** (a record with the cell's digest): nothing is trained, whether or not MLflow knows the run;
+2. a FINISHED **MLflow run** of the cell trained with the same settings (tagged with its digest, or with the
+   settings its run record keeps): recorded in the ledger, not trained again;
+3. **training** it with :func:`parabit.training.driver.run_training` (a killed cell resumes from its last
+   checkpoint: the kernel resumes by run name), then recording it in the ledger.
+
+Cells that must train run one at a time in this process, or ``parallel`` at once as Ray tasks (each starts its own
+Ray Train run; on a cluster the tasks and their workers spread over the nodes). Every number is read back from the
+cell's MLflow run, so what a table shows is what the run logged, and the ledger keeps a copy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mlflow.tracking import MlflowClient
+
+from parabit.config import apply_override, from_dict, to_dict
+from parabit.recipes import recipe_for
+from parabit.papers.ledger import CellRecord, Ledger, cell_digest, finite_metrics, machine, utc
+from parabit.tracking import tags
+from parabit.tracking.lineage import GIT_DIRTY, system_tags
+from parabit.tracking.store import tracking_uri
+from parabit.training.config import RunConfig, trained_settings
+
+log = logging.getLogger(__name__)
+
+MLFLOW_GIT_COMMIT = "mlflow.source.git.commit"
+
+
+def reconfigure(config: RunConfig, overrides: Mapping[str, Any]) -> RunConfig:
+    """``config`` with dotted ``overrides`` applied (as ``--set``), validated again."""
+    data = to_dict(config)
+    for dotted, value in overrides.items():
+        apply_override(data, dotted, value)
+    return from_dict(type(config), data, where=f"cell {config.name}")
+
+
+@dataclass(frozen=True)
+class Group:
+    """What one table cell stands for, before seeds: a ``key`` unique within its paper (part of run names, so no
+    spaces or '/'), the training ``config`` (its name, seed and tracking are set per cell) and a ``label`` for
+    tables and figures."""
+
+    key: str
+    config: RunConfig
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.key or any(ch.isspace() or ch == "/" for ch in self.key):
+            raise ValueError(f"group key {self.key!r} must be a non-empty name without spaces or '/'")
+
+    @property
+    def title(self) -> str:
+        return self.label or self.key
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run: ``group`` of ``paper`` trained with ``seed``; ``config`` is the full training config (named);
+    ``digest`` what it trains (its ledger key)."""
+
+    paper: str
+    group: str
+    seed: int
+    config: RunConfig
+    digest: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def cpus(self) -> float:
+        return self.config.scaling.max_workers * self.config.scaling.cpus_per_worker
+
+    @property
+    def gpus(self) -> int:
+        return self.config.scaling.max_workers if self.config.scaling.use_gpu else 0
+
+    def tags(self) -> dict[str, str]:
+        return {tags.REPRODUCTION_CELL: self.name, tags.REPRODUCTION_PAPER: self.paper,
+                tags.REPRODUCTION_GROUP: self.group, tags.REPRODUCTION_SEED: str(self.seed),
+                tags.REPRODUCTION_DIGEST: self.digest}
+
+    def renamed(self, name: str) -> "Cell":
+        """The same cell under another run name (same digest): to train it again beside its recorded run."""
+        return replace(self, config=reconfigure(self.config, {"name": name}))
+
+    def sized(self, cpus_per_worker: float) -> "Cell":
+        """The same cell with fewer CPUs per worker (scaling is not part of what a cell trains, nor of its digest)."""
+        if cpus_per_worker >= self.config.scaling.cpus_per_worker:
+            return self
+        return replace(self, config=reconfigure(self.config, {"scaling.cpus_per_worker": cpus_per_worker}))
+
+
+def cell_name(prefix: str, paper: str, group: str, seed: int) -> str:
+    return f"{prefix}-{paper}-{group}-s{seed}"
+
+
+def make_cell(prefix: str, experiment: str, paper: str, group: Group, seed: int, data_digest: str = "") -> Cell:
+    """The cell of ``group`` at ``seed``: its config renamed, reseeded and logged to the reproduction's experiment
+    (nothing registered: cells are measurements, not models to serve). ``data_digest``: what the paper's prepared
+    data depends on (part of the cell's digest)."""
+    name = cell_name(prefix, paper, group.key, seed)
+    config = reconfigure(group.config, {"name": name, "seed": seed, "tracking.experiment": experiment,
+                                        "tracking.register_as": ""})
+    return Cell(paper, group.key, seed, config, cell_digest(config, data_digest))
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """What a cell produced: its ``record`` (the ledger line: metrics, times, data sizes), or the ``error`` that
+    stopped it. ``source``: where this invocation found it (``ledger``, ``mlflow``) or ``trained``."""
+
+    cell: Cell
+    record: CellRecord | None = None
+    error: str | None = None
+    source: str = "trained"
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.record is not None
+
+    @property
+    def run_id(self) -> str | None:
+        return self.record.mlflow_run_id if self.record is not None else None
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.record.metrics if self.record is not None else {}
+
+    @property
+    def reused(self) -> bool:
+        return self.source != "trained"
+
+    @property
+    def seconds(self) -> float | None:
+        value = self.record.train_seconds if self.record is not None else None
+        return value if value is not None and math.isfinite(value) else None
+
+
+def one_line(err: BaseException) -> str:
+    return f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+
+
+def train_cell(cell: Cell, parent_run_id: str | None, uri: str) -> CellResult:
+    """Train ``cell`` through the kernel and read its MLflow run into a ledger record. An error is returned, not
+    raised: one failed cell is listed as missing (with the error) and the reproduction goes on."""
+    from parabit.training.driver import run_training  # late: it pulls in Ray Train
+
+    started = time.time()
+    try:
+        training = run_training(recipe_for(cell.config), parent_run_id=parent_run_id, tags=cell.tags())
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:  # noqa: BLE001 - reported in the document, the other cells go on
+        log.exception("cell %s failed", cell.name)
+        return CellResult(cell, error=one_line(err))
+    if training.mlflow_run_id is None:
+        return CellResult(cell, error="trained, but the MLflow store was unreachable (no run to read)")
+    run = MlflowClient(uri).get_run(training.mlflow_run_id)
+    checkout = system_tags()
+    record = CellRecord(
+        cell=cell.name, paper=cell.paper, group=cell.group, seed=cell.seed, digest=cell.digest,
+        commit=checkout.get(MLFLOW_GIT_COMMIT, "unknown"), dirty=_dirty(checkout.get(GIT_DIRTY)),
+        metrics=finite_metrics(run.data.metrics), train_seconds=training.seconds.get("total"), data=training.data,
+        machine=machine(cell.cpus, cell.gpus), started=utc(started), finished=utc(time.time()),
+        mlflow_run_id=training.mlflow_run_id)
+    return CellResult(cell, record)
+
+
+def _dirty(flag: str | None) -> bool | None:
+    return {"true": True, "false": False}.get(flag or "")
+
+
+class CellRunner:
+    """Finds or trains cells (see the module docstring) and writes what it learns to the ``ledger``.
+
+    ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
+    CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs."""
+
+    def __init__(self, ledger: Ledger, parent_run_id: str | None = None, uri: str | None = None,
+                 parallel: int | str = 1):
+        self.ledger = ledger
+        self.parent_run_id = parent_run_id
+        self.uri = uri or tracking_uri()
+        self.client = MlflowClient(self.uri)
+        self.parallel = parallel
+
+    # -- finding ---------------------------------------------------------------------------------------------
+    def recorded(self, cell: Cell) -> CellResult | None:
+        """The cell's ledger record with its current digest."""
+        record = self.ledger.cell(cell.paper, cell.name, cell.digest)
+        return CellResult(cell, record, source="ledger") if record is not None else None
+
+    def finished(self, cell: Cell) -> CellResult | None:
+        """The cell's newest FINISHED MLflow run trained with the cell's settings, as a ledger record."""
+        try:
+            experiment = self.client.get_experiment_by_name(cell.config.tracking.experiment)
+            if experiment is None:
+                return None
+            runs = self.client.search_runs(
+                [experiment.experiment_id], f"tags.`{tags.REPRODUCTION_CELL}` = '{cell.name}' and "
+                "attributes.status = 'FINISHED'", order_by=["attributes.start_time DESC"], max_results=5)
+        except Exception as err:  # noqa: BLE001 - an unreachable store means: not found there
+            log.warning("could not look for %s in MLflow (%s)", cell.name, err)
+            return None
+        run = next((r for r in runs if self._same_settings(cell, r.data.tags)), None)
+        if run is None:
+            return None
+        return CellResult(cell, self._record_of(cell, run), source="mlflow")
+
+    def _same_settings(self, cell: Cell, run_tags: Mapping[str, str]) -> bool:
+        recorded = run_tags.get(tags.REPRODUCTION_DIGEST)
+        if recorded:
+            return recorded == cell.digest
+        # A run from before digests were tagged: the settings its run record keeps (what the kernel's settings lock
+        # compares) must be this cell's.
+        from parabit.training.driver import run_record  # late: it pulls in Ray Train
+
+        stored = run_record(cell.config).get("settings")
+        return stored is not None and json.loads(json.dumps(stored)) == json.loads(
+            json.dumps(trained_settings(cell.config)))
+
+    def _record_of(self, cell: Cell, run) -> CellRecord:
+        metrics = run.data.metrics
+        return CellRecord(
+            cell=cell.name, paper=cell.paper, group=cell.group, seed=cell.seed, digest=cell.digest,
+            commit=run.data.tags.get(MLFLOW_GIT_COMMIT, "unknown"), dirty=_dirty(run.data.tags.get(GIT_DIRTY)),
+            metrics=finite_metrics(metrics), train_seconds=metrics.get("time/total_seconds"),
+            data=self._data_sizes(run.info.run_id), machine=machine(cell.cpus, cell.gpus),
+            started=utc(run.info.start_time / 1000), finished=utc((run.info.end_time or run.info.start_time) / 1000),
+            mlflow_run_id=run.info.run_id)
+
+    def _data_sizes(self, run_id: str) -> dict:
+        from parabit.training.driver import data_sizes_of  # late: it pulls in Ray Train
+
+        try:
+            with tempfile.TemporaryDirectory() as scratch:
+                path = self.client.download_artifacts(run_id, "data/stats.json", scratch)
+                return data_sizes_of(json.loads(Path(path).read_text()))
+        except Exception as err:  # noqa: BLE001 - sizes are informative; their absence is shown as empty
+            log.warning("no data statistics in run %s (%s)", run_id, err)
+            return {}
+
+    def find(self, cell: Cell) -> CellResult | None:
+        """The cell's result without training: from the ledger, else from MLflow (then recorded in the ledger)."""
+        found = self.recorded(cell)
+        if found is None:
+            found = self.finished(cell)
+            if found is not None:
+                self.ledger.append(found.record)
+        if found is not None:
+            log.info("%s: found in %s, not trained again", cell.name,
+                     "the ledger" if found.source == "ledger" else "MLflow")
+        return found
+
+    # -- training --------------------------------------------------------------------------------------------
+    def run_all(self, cells: Iterable[Cell]) -> list[CellResult]:
+        """Every cell's result: found, else trained (:meth:`train_all`)."""
+        results, to_train = [], []
+        for cell in cells:
+            found = self.find(cell)
+            if found is not None:
+                results.append(found)
+            else:
+                to_train.append(cell)
+        return results + self.train_all(to_train)
+
+    def train_all(self, cells: list[Cell]) -> list[CellResult]:
+        """Train ``cells`` (``parallel`` at a time); each is recorded in the ledger as soon as it finishes."""
+        width = self.width(cells)
+        return self._one_by_one(cells) if width <= 1 else self._side_by_side(cells, width)
+
+    def width(self, cells: list[Cell]) -> int:
+        """How many of ``cells`` train at once."""
+        if not cells:
+            return 1
+        if self.parallel != "auto":
+            return min(int(self.parallel), len(cells))
+        import ray
+
+        resources = ray.cluster_resources()
+        if any(c.gpus for c in cells):
+            return max(1, min(len(cells), int(resources.get("GPU", 0) // max(c.gpus for c in cells))))
+        cpus = max(c.cpus for c in cells)
+        return max(1, min(len(cells), int((resources.get("CPU", 0) - 1) // cpus)))
+
+    def _finish(self, result: CellResult) -> CellResult:
+        if result.ok:
+            self.ledger.append(result.record)
+        return result
+
+    def _one_by_one(self, cells: list[Cell]) -> list[CellResult]:
+        return [self._finish(train_cell(cell, self.parent_run_id, self.uri)) for cell in cells]
+
+    def _side_by_side(self, cells: list[Cell], width: int) -> list[CellResult]:
+        """Train ``width`` cells at a time, each in a Ray task of its own (it only waits for its Ray Train run)."""
+        import ray
+
+        cpus = ray.cluster_resources().get("CPU", 0)
+        share = max((cpus - 1) / width, 0.1)
+        remote = ray.remote(num_cpus=0, max_retries=0)(train_cell)
+        waiting = [c.sized(share / c.config.scaling.max_workers) if not c.gpus else c for c in cells]
+        running: dict[Any, Cell] = {}
+        results = []
+        try:
+            while waiting or running:
+                while waiting and len(running) < width:
+                    cell = waiting.pop(0)
+                    running[remote.remote(cell, self.parent_run_id, self.uri)] = cell
+                done, _ = ray.wait(list(running), num_returns=1)
+                for ref in done:
+                    cell = running.pop(ref)
+                    try:
+                        results.append(self._finish(ray.get(ref)))
+                    except Exception as err:  # noqa: BLE001 - the task itself died (worker lost): one cell fails
+                        results.append(self._finish(CellResult(cell, error=one_line(err))))
+        except KeyboardInterrupt:
+            # Each running cell gets the interrupt too: its run is closed KILLED and resumes on the next run.
+            for ref in running:
+                ray.cancel(ref)
+            ray.wait(list(running), num_returns=len(running), timeout=60)
+            raise
+        return results
+
+
+class Results:
+    """Every cell result of one paper, looked up by group and seed."""
+
+    def __init__(self, results: Iterable[CellResult] = ()):
+        self.all: list[CellResult] = list(results)
+
+    def add(self, results: Iterable[CellResult]) -> None:
+        self.all.extend(results)
+
+    def of(self, group: str) -> list[CellResult]:
+        """The successful results of ``group``, by seed (a later result of a seed replaces an earlier one)."""
+        by_seed = {r.cell.seed: r for r in self.all if r.cell.group == group and r.ok}
+        return [by_seed[seed] for seed in sorted(by_seed)]
+
+    def values(self, group: str, metric) -> dict[int, float]:
+        """``{seed: value}`` of ``metric`` over ``group``'s successful cells that have it."""
+        values = {r.cell.seed: metric.of(r.metrics) for r in self.of(group)}
+        return {seed: value for seed, value in values.items() if value is not None}
+
+    def failed(self) -> list[CellResult]:
+        done = {(r.cell.group, r.cell.seed) for r in self.all if r.ok}
+        return [r for r in self.all if not r.ok and (r.cell.group, r.cell.seed) not in done]

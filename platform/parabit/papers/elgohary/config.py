@@ -1,0 +1,77 @@
+"""What the Elgohary & Carpuat (2017) reproduction trains: :class:`ReproductionConfig`, and the training config of
+each cell (:func:`train_config`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveInt
+
+from parabit.config import Config, load_config
+from parabit.recipes.pairs.config import PairsConfig
+from parabit.paths import project_path
+from parabit.phrases import PhrasesConfig
+
+Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
+Objective = Literal["jbi", "jpa"]
+
+
+class ReproductionConfig(Config):
+    """What to train. ``base_config``: the training YAML every run starts from; ``common``, ``jbi`` and ``jpa``:
+    dotted overrides (as ``--set``) for every run, J_bi runs and J_pa runs. The J_bi defaults are the best point of
+    the ``tuning/spaces/jbi_elgohary.yaml`` sweep (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting
+    et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
+    of training pairs (a seeded sample; null: every pair of every condition, the paper's setting, where conditions
+    differ in size as they did there).
+    ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
+    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at ``size_fractions`` of the whole phrase
+    table — the paper's 0.5M and 1M of 3M — and at the number of bilingual sentence pairs, the paper's equal-size
+    comparison with sentences). Each cell's run name, seed and MLflow experiment are set by the reproduction
+    (:mod:`parabit.papers.elgohary.plan`)."""
+
+    name: str = Field("elgohary", pattern=r"^[^/\s]+$")
+    phrases_config: str = "jobs/configs/phrases_en_es.yaml"
+    base_config: str = "jobs/configs/bilingual_sentences.yaml"
+    conditions: tuple[Condition, ...] = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")
+    objectives: tuple[Objective, ...] = ("jbi", "jpa")
+    max_pairs: PositiveInt | None = 20_000
+    epochs: PositiveInt = 10
+    common: dict = Field(default_factory=lambda: {
+        "evaluation.msrp": False, "dev": "sts2012-train-smteuroparl", "tracking.register_as": "",
+        "data.sources": ["tatoeba", "europarl"]})
+    jbi: dict = Field(default_factory=lambda: {
+        "objective.distance": "euclidean", "objective.margin": 1.0, "objective.regularization": 1.0e-3,
+        "objective.negatives": 15, "optim.batch_size": 25})
+    jpa: dict = Field(default_factory=lambda: {
+        "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
+        "objective.regularization": 0.0, "optim.batch_size": 100})
+    analyses: tuple[Literal["undertrained", "memorisation", "sizes"], ...] = ("undertrained", "memorisation", "sizes")
+    size_fractions: tuple[float, ...] = (1 / 6, 1 / 3)
+
+    def phrases(self) -> PhrasesConfig:
+        """The phrase pipeline's config, whose outputs are the phrase conditions' training data."""
+        return load_config(PhrasesConfig, project_path(self.phrases_config))
+
+    @property
+    def needs_phrases(self) -> bool:
+        return bool({"bilingual_phrases", "pivot_paraphrases"} & set(self.conditions))
+
+
+def phrase_data_paths(phrases: PhrasesConfig) -> dict[str, str]:
+    """Where the pipeline leaves the phrase table and the pivot paraphrases, by training condition."""
+    return {"bilingual_phrases": str(phrases.output_path / "phrase_table" / "data"),
+            "pivot_paraphrases": str(phrases.output_path / "pivot" / "data")}
+
+
+def train_config(config: ReproductionConfig, condition: str, objective: str, data_paths: dict[str, str],
+                 suffix: str = "", overrides: dict | None = None, **data) -> PairsConfig:
+    """The training config of one cell: base YAML + common + objective overrides + condition (+ ``data`` fields,
+    then any further dotted ``overrides``)."""
+    overrides = {**config.common, **(config.jbi if objective == "jbi" else config.jpa),
+                 "name": f"{config.name}-{condition}-{objective}{suffix}", "objective.name": objective,
+                 "optim.epochs": config.epochs, "data.condition": condition, "data.max_pairs": config.max_pairs,
+                 **(overrides or {})}
+    if condition in data_paths:
+        overrides["data.path"] = data_paths[condition]
+    overrides.update({f"data.{key}": value for key, value in data.items()})
+    return load_config(PairsConfig, project_path(config.base_config), overrides)

@@ -1,0 +1,160 @@
+"""Findings: a paper's headline claim as a comparison of two groups of cells, and the verdict our runs give it.
+
+A :class:`Finding` says "``better`` beats ``worse`` on ``metric``" (or, with ``relation="not_worse"``, "is on par
+with or better than"). :meth:`Finding.compare` pairs the two groups' values by training seed, takes the per-seed
+differences, and decides (:func:`verdict`):
+
+* a mean difference of at least ``margin`` (0.05 by default: five points of r or accuracy) decides by its sign
+  with any number of seeds (one seed cannot move a difference that large here; see the seed spreads reported);
+* a smaller difference needs at least :data:`MIN_SEEDS` seeds: the claim holds when a two-sided 95 % t-interval of
+  the per-seed differences lies above zero, is reversed when it lies below, and otherwise does not hold (the
+  difference is within seed noise); with fewer seeds it is *undecided*;
+* a finding about the data rather than a trained model (``fixed``: the two values, computed from the training
+  data) involves no seed and is decided by its sign;
+* a finding against a ``reference`` computed from the data (an untrained baseline) compares each seed of
+  ``better`` with that one value, under the same rule;
+* a finding that cannot be measured on the shipped data says why (*not testable here*).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from parabit.papers.cells import Results
+from parabit.papers.metrics import Metric
+
+MIN_SEEDS = 3
+PAR_TOLERANCE = 0.01  # "on par": within one point
+
+HOLDS = "holds"
+FAILS = "does not hold"
+UNDECIDED = "undecided"
+UNTESTABLE = "not testable here"
+NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A claim of the paper: ``better`` > ``worse`` (group keys of the same paper) on ``metric``. ``paper``: what
+    the paper reports for it (text, e.g. ".7832 vs .7121"). ``fixed``: (better, worse) computed from data, not from
+    cells. ``reference``: the worse side is this value computed from data (``worse`` names it in the claim only).
+    ``untestable``: why it cannot be measured here (then no groups are needed)."""
+
+    claim: str
+    better: str = ""
+    worse: str = ""
+    metric: Metric | None = None
+    paper: str = ""
+    relation: Literal["greater", "not_worse"] = "greater"
+    margin: float = 0.05
+    untestable: str | None = None
+    fixed: tuple[float, float] | None = None
+    reference: float | None = None
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        if self.untestable or self.fixed:
+            return ()
+        return (self.better,) if self.reference is not None else (self.better, self.worse)
+
+    def compare(self, results: Results) -> "Comparison":
+        if self.untestable:
+            return Comparison(self, {}, {}, [], UNTESTABLE, self.untestable)
+        if self.fixed is not None:
+            better, worse = self.fixed
+            decision = HOLDS if better > worse else FAILS
+            return Comparison(self, {}, {}, [better - worse], decision,
+                              "computed from the training data (no training run, no seed involved)")
+        better = results.values(self.better, self.metric)
+        worse = ({seed: self.reference for seed in better} if self.reference is not None
+                 else results.values(self.worse, self.metric))
+        seeds = sorted(set(better) & set(worse))
+        differences = [better[s] - worse[s] for s in seeds]
+        decision, reason = verdict(differences, self.relation, self.margin, self.metric.scale)
+        if not differences:
+            missing = [g for g, v in ((self.better, better), (self.worse, worse)) if not v and g in self.groups]
+            reason = f"no finished cell of {', '.join(missing) or 'a common seed'}"
+        return Comparison(self, better, worse, differences, decision, reason)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A finding measured: the two groups' values by seed, the per-seed differences and the verdict."""
+
+    finding: Finding
+    better: dict[int, float]
+    worse: dict[int, float]
+    differences: list[float]
+    verdict: str
+    reason: str
+
+    @property
+    def mean(self) -> float | None:
+        return float(np.mean(self.differences)) if self.differences else None
+
+    @property
+    def spread(self) -> float | None:
+        """The standard deviation of the per-seed differences (None with fewer than two seeds)."""
+        return float(np.std(self.differences, ddof=1)) if len(self.differences) > 1 else None
+
+    def difference_text(self) -> str:
+        metric = self.finding.metric
+        if metric is None or self.mean is None:
+            return "—"
+        if self.finding.fixed is not None:
+            return f"{metric.format(self.mean, signed=True)} (from the data)"
+        spread = "" if self.spread is None else f" ± {metric.format(self.spread)}"
+        return f"{metric.format(self.mean, signed=True)}{spread} (n={len(self.differences)})"
+
+
+def verdict(differences: list[float], relation: str = "greater", margin: float = 0.05,
+            scale: float = 1.0) -> tuple[str, str]:
+    """The verdict on per-seed differences (better − worse) and why (see the module docstring); numbers in the
+    reason are shown times ``scale`` (the metric's display scale, e.g. 100 for percentages)."""
+    n = len(differences)
+    if n == 0:
+        return NOT_RUN, "no finished cells"
+    mean = float(np.mean(differences))
+    lower, upper = interval(differences)
+
+    def shown(value: float, signed: bool = True) -> str:
+        return format(value * scale, "+.3g" if signed else ".3g") if scale != 1.0 else format(
+            value, "+.3f" if signed else ".3f")
+
+    span = f"95% interval [{shown(lower)}, {shown(upper)}]"
+    if relation == "not_worse":
+        if mean >= -PAR_TOLERANCE:
+            return HOLDS, f"difference {shown(mean)} ≥ −{shown(PAR_TOLERANCE, False)} (on par or better)"
+        if mean <= -margin:
+            return FAILS, f"worse by {shown(-mean, False)} ≥ {shown(margin, False)}"
+        if n < MIN_SEEDS:
+            return UNDECIDED, f"|difference| < {shown(margin, False)} needs ≥ {MIN_SEEDS} seeds (have {n})"
+        if upper < 0:
+            return FAILS, f"worse: {span} below 0"
+        return HOLDS, f"on par: {span} includes 0"
+    if mean >= margin:
+        return HOLDS, f"difference ≥ {shown(margin, False)}"
+    if mean <= -margin:
+        return FAILS, f"reversed by ≥ {shown(margin, False)}"
+    if n < MIN_SEEDS:
+        return UNDECIDED, f"|difference| < {shown(margin, False)} needs ≥ {MIN_SEEDS} seeds (have {n})"
+    if lower > 0:
+        return HOLDS, f"{span} above 0"
+    if upper < 0:
+        return FAILS, f"reversed: {span} below 0"
+    return FAILS, f"within seed noise: {span} includes 0"
+
+
+def interval(differences: list[float], level: float = 0.95) -> tuple[float, float]:
+    """The two-sided t-interval of the mean difference (infinite with one value)."""
+    n = len(differences)
+    mean = float(np.mean(differences))
+    if n < 2:
+        return -math.inf, math.inf
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * float(np.std(differences, ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half

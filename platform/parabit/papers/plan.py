@@ -1,0 +1,164 @@
+"""What a seed paper's reproduction declares (:class:`PaperPlan`) and what it may use while doing so
+(:class:`PlanContext`).
+
+A plan says which data it needs (:meth:`PaperPlan.prepare`: pipelines, spaces, tuning; each step resumable), which
+groups of cells it trains (:meth:`PaperPlan.groups`), its tables with the paper's numbers
+(:meth:`PaperPlan.tables`), its headline findings (:meth:`PaperPlan.findings`) and any analyses that are not
+training runs (:meth:`PaperPlan.sections`). The reproduction (:mod:`parabit.reproduction.reproduce`) decides the
+seeds, runs the cells and writes the document.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from parabit.paths import output_root
+from parabit.papers.cells import Group, Results
+from parabit.papers.findings import Finding
+from parabit.papers.tables import PaperTable
+
+if TYPE_CHECKING:
+    from parabit.tracking import RunTracker
+
+PipelineRunner = Callable[[Any], Any]
+"""Runs a named pipeline (``backtranslate``, ``phrases``) on its config and returns its result. The pipelines are
+defined above the library (the ``pipelines`` package), so the command that starts the reproduction hands them in."""
+
+
+class ReproductionSettings(Protocol):
+    """What a plan reads of the reproduction's config (:class:`parabit.reproduction.config.ReproduceConfig`, which
+    lives above the papers and holds each paper's section as the attribute named by its ``key``)."""
+
+    quick: bool
+    experiment: str
+
+    @property
+    def prefix(self) -> str: ...
+
+    @property
+    def figures_path(self) -> Path: ...
+
+
+@dataclass(frozen=True)
+class Section:
+    """An analysis a plan adds to its part of the document: a markdown ``body`` and figure files (PNG) shown
+    under it."""
+
+    title: str
+    body: str
+    figures: tuple[Path, ...] = ()
+
+
+@dataclass
+class PlanContext:
+    """What every plan may use: the reproduction's config (quick mode, seeds, names), the pipelines, the parent
+    MLflow run, and a working folder per paper."""
+
+    config: ReproductionSettings
+    pipelines: Mapping[str, PipelineRunner] = field(default_factory=dict)
+    tracker: "RunTracker | None" = None
+
+    @property
+    def quick(self) -> bool:
+        return self.config.quick
+
+    def workdir(self, paper: str) -> Path:
+        """``<outputs>/reproduction/<prefix>/<paper>``: a plan's own derived data (selections, spaces, analyses)."""
+        folder = output_root() / "reproduction" / self.config.prefix / paper
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def pipeline(self, name: str, config: Any) -> Any:
+        if name not in self.pipelines:
+            raise RuntimeError(f"the reproduction was started without the {name!r} pipeline; run it through "
+                               "`parabit reproduce`, which provides every pipeline")
+        return self.pipelines[name](config)
+
+
+class PaperPlan(ABC):
+    """One seed paper's reproduction (see the module docstring). ``key`` names it on the command line
+    (``--seed-paper``) and in run names; ``title`` heads its part of the document."""
+
+    key: ClassVar[str]
+    title: ClassVar[str]
+
+    def __init__(self, context: PlanContext):
+        self.context = context
+        self.missing: dict[str, str] = {}  # groups that could not be prepared here, and why (shown as missing)
+
+    @property
+    def quick(self) -> bool:
+        return self.context.quick
+
+    @property
+    def settings(self) -> Any:
+        """This paper's section of the reproduction config (``config.<key>``)."""
+        return getattr(self.context.config, self.key)
+
+    @cached_property
+    def workdir(self) -> Path:
+        """This paper's working folder (created on first use)."""
+        return self.context.workdir(self.key)
+
+    def prepare(self) -> None:
+        """Build what the cells read (resumable: a finished step is skipped). Default: nothing."""
+
+    def data_fingerprint(self) -> Any:
+        """What :meth:`prepare` depends on (its settings, the pipeline configs it runs), JSON-able; None when the
+        paper prepares nothing. Its digest keys the paper's prepared record in the ledger and is part of every
+        cell's digest, so changed data settings make the cells trained on the old data stale."""
+        return None
+
+    def facts(self) -> dict[str, Any]:
+        """What :meth:`prepare` computed that :meth:`groups`, :meth:`tables` and :meth:`sections` read (sizes,
+        paths, tuned thresholds, analyses), JSON-able; kept in the ledger, so the document is written again in a
+        checkout that never ran :meth:`prepare`. Default: nothing beyond :attr:`missing`."""
+        return {}
+
+    def restore(self, facts: dict[str, Any]) -> None:
+        """Take back what :meth:`facts` returned (instead of running :meth:`prepare`)."""
+
+    def prepared_facts(self) -> dict[str, Any]:
+        return {"missing": dict(self.missing), **self.facts()}
+
+    def restore_prepared(self, facts: dict[str, Any]) -> None:
+        self.missing = dict(facts.get("missing", {}))
+        self.restore(facts)
+
+    @abstractmethod
+    def groups(self) -> list[Group]:
+        """Every group of cells this reproduction trains (called after :meth:`prepare`)."""
+
+    @abstractmethod
+    def tables(self) -> list[PaperTable]:
+        """The paper's tables with the entries our groups fill."""
+
+    @abstractmethod
+    def findings(self) -> list[Finding]:
+        """The paper's headline findings, each with a verdict rule."""
+
+    def setup(self) -> str:
+        """Markdown: what was run, on which data, and how it differs from the paper."""
+        return ""
+
+    def scale(self) -> str:
+        """A few words on the scale its cells train at (the document's overview table)."""
+        return ""
+
+    def sections(self, results: Results) -> list[Section]:
+        """Analyses beyond the tables (measured after the cells ran). Default: none."""
+        return []
+
+    def quick_groups(self) -> set[str]:
+        """The groups a ``--quick`` run trains: those of the first finding all of whose groups this run can train
+        (quick data may leave some out; every table and finding is still written, the others marked not run)."""
+        available = {group.key for group in self.groups()}
+        for finding in self.findings():
+            if finding.groups and set(finding.groups) <= available:
+                return set(finding.groups)
+        return set()

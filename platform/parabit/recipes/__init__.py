@@ -1,0 +1,56 @@
+"""The registry of training recipes: the one place their names live.
+
+A config file names its recipe (``recipe: siamese``; absent means ``pairs``), and :func:`recipe_for` builds the
+recipe that trains it. A new kind of training is one :class:`~parabit.training.recipe.Recipe` subclass, registered
+here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from parabit.config import ConfigError, apply_override, check_finite, from_dict, read_yaml
+from parabit.recipes.bildrl.recipe import BilDRLRecipe
+from parabit.recipes.pairs.recipe import PairsRecipe
+from parabit.recipes.siamese.recipe import SiameseRecipe
+from parabit.training.config import RunConfig
+from parabit.training.recipe import Recipe
+
+RECIPES: dict[str, type[Recipe]] = {recipe.name: recipe for recipe in (PairsRecipe, SiameseRecipe, BilDRLRecipe)}
+DEFAULT_RECIPE = "pairs"
+
+
+def recipe_class(name: str) -> type[Recipe]:
+    if name not in RECIPES:
+        raise ConfigError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}")
+    return RECIPES[name]
+
+
+def config_class(data: Mapping[str, Any], where: str = "config") -> type[RunConfig]:
+    """The config class of a run given as plain values, by its ``recipe`` key."""
+    name = data.get("recipe", DEFAULT_RECIPE)
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: recipe must be a name, one of {sorted(RECIPES)} (got {name!r})")
+    try:
+        return recipe_class(name).config_class
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def load_run_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+    """A training config file (any recipe), with ``--set`` overrides applied; the recipe comes from the file."""
+    data = read_yaml(path)
+    for dotted, value in (overrides or {}).items():
+        apply_override(data, dotted, value)
+    check_finite(data, str(path))
+    return from_dict(config_class(data, str(path)), data, where=str(path))
+
+
+def recipe_for(config: RunConfig) -> Recipe:
+    """The recipe instance that trains ``config``."""
+    return recipe_class(config.recipe)(config)
+
+
+__all__ = ["DEFAULT_RECIPE", "RECIPES", "config_class", "load_run_config", "recipe_class", "recipe_for"]

@@ -1,0 +1,375 @@
+"""Build the BilDRL dictionaries and the bilingual paraphrase set from the shipped files, each stage exactly once.
+
+Chen et al.'s Wiktionary data (Wikt3l) is not shipped; the closest real equivalents are built instead:
+
+* **fr-en**: French WOLF lemmas defined by the English WordNet 3.0 definition of their synset (joined by synset
+  offset, satellite adjectives mapped to ``-a``; WOLF rows whose synset is not in WordNet 3.0 are rejected).
+* **en-es**: English WordNet lemmas defined by their synset's definition translated into Spanish by Apertium
+  (``eng-spa``; each distinct definition translated once, in batches; stage ``translate-en-es``).
+* **es-en**: Spanish MUSE es-en words defined by the WordNet definition of their English translation, where that
+  English word is a lemma of exactly one synset (any part of speech).
+
+Every entry keeps only single-token, lower-cased words that are rows of the direction's bilingual space (the
+target vectors); duplicates are dropped. ``test_words`` defined words per direction are held out, drawn from the
+held-out pool (:mod:`parabit.recipes.bildrl.heldout`, which no map of a space is fitted on): each keeps one
+definition as its test case, its other definitions are rejected, and so is every training row whose definition
+text is one of the test definitions — no test definition (and no test word) is seen in training.
+
+The paraphrase set (in the spirit of Chen et al.'s WBP3l) pairs the English definition of a synset with its Spanish
+(Apertium) definition (label 1), and with the Spanish definition of a synset of one of the ``neighbours`` nearest
+English words of the synset's lemma in the bilingual space (label 0); it is split by synset into train/dev/test.
+No en-fr paraphrase set is built: WOLF has French lemmas but no French definitions, and the shipped Apertium
+has no English-French pair.
+
+Outputs (``outputs/bildrl/data/<stage>/data/*.parquet`` with ``rejects/`` and ``_MANIFEST.json``, see
+:mod:`parabit.backtranslation.stage`): ``translate-en-es``, ``dictionary-fr-en``, ``dictionary-en-es``, ``dictionary-es-en``
+(columns :data:`ENTRY_COLUMNS`, ``split`` = train/test) and ``paraphrase-en-es`` (columns :data:`PARAPHRASE_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from parabit.data.definitions import Synset, WolfLemma, read_wolf, read_wordnet_glosses, wordnet_join_key
+from parabit.data.dictionaries import DictionaryEntry, read_muse
+from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig, foreign_language
+from parabit.recipes.bildrl.heldout import in_pool
+from parabit.recipes.bildrl.space import BilingualSpace
+from parabit.output import progress
+from parabit.backtranslation.config import fingerprint
+from parabit.backtranslation.stage import DATA, REJECTS, StageOutput, run_stage, write_rejects
+from parabit.translate import ApertiumTranslator, Translator
+
+ENTRY_COLUMNS = ("row_id", "source", "line", "word", "word_lang", "definition", "def_lang", "synset_id", "split")
+PARAPHRASE_COLUMNS = ("row_id", "source", "line", "synset_id", "text_en", "text_foreign", "lang", "label", "split",
+                      "word", "negative_word")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A (word, definition) pair before filtering; ``line`` is where it came from in ``source``."""
+
+    source: str
+    line: int
+    word: str
+    definition: str
+    synset_id: str
+
+
+# -- candidates per direction ----------------------------------------------------------------------------------------
+def wolf_candidates(wolf: list[WolfLemma], synsets: list[Synset]) -> tuple[list[Candidate], list[tuple[int, str, str]]]:
+    """fr-en: each WOLF lemma with its synset's English definition. Returns the candidates and the rows that do not
+    join, as ``(line, reason, text)``; ``line`` is the lemma's position among WOLF's lemma rows (1-based)."""
+    by_key = {wordnet_join_key(s.synset_id): s for s in synsets}
+    joined, unjoined = [], []
+    for line, entry in enumerate(wolf, start=1):
+        synset = by_key.get(entry.synset_id)
+        if synset is None:
+            unjoined.append((line, "synset not in WordNet 3.0", f"{entry.synset_id}\t{entry.lemma}"))
+        else:
+            joined.append(Candidate("wolf-fr", line, entry.lemma, synset.definition, synset.synset_id))
+    return joined, unjoined
+
+
+def wordnet_candidates(synsets: list[Synset], translations: dict[str, str]) -> tuple[list[Candidate], list]:
+    """en-es: each lemma of each synset with its definition's translation. ``translations`` maps an English
+    definition to Spanish; a synset whose definition has none is rejected (``line`` = synset row, 1-based)."""
+    candidates, rejected = [], []
+    line = 0
+    for number, synset in enumerate(synsets, start=1):
+        for lemma in synset.lemmas:
+            line += 1
+            spanish = translations.get(synset.definition)
+            if spanish is None:
+                rejected.append((line, "definition not translated", f"{synset.synset_id}\t{lemma}"))
+            else:
+                candidates.append(Candidate("wordnet30+apertium", line, lemma, spanish, synset.synset_id))
+    return candidates, rejected
+
+
+def single_synset_index(synsets: list[Synset]) -> dict[str, list[Synset]]:
+    """Lower-cased English lemma → every synset it belongs to (any part of speech)."""
+    index: dict[str, list[Synset]] = defaultdict(list)
+    for synset in synsets:
+        for lemma in {lemma.lower() for lemma in synset.lemmas}:
+            index[lemma].append(synset)
+    return index
+
+
+def muse_candidates(muse: list[DictionaryEntry], synsets: list[Synset]) -> tuple[list[Candidate], list]:
+    """es-en: each MUSE (Spanish, English) pair whose English word is a lemma of exactly one synset, with that
+    synset's definition; the others are rejected with the reason."""
+    index = single_synset_index(synsets)
+    candidates, rejected = [], []
+    for entry in muse:
+        senses = index.get(entry.target_word.lower(), [])
+        text = f"{entry.source_word}\t{entry.target_word}"
+        if not senses:
+            rejected.append((entry.line, "English translation not in WordNet", text))
+        elif len(senses) > 1:
+            rejected.append((entry.line, "English translation has several synsets", text))
+        else:
+            candidates.append(Candidate("muse-es-en", entry.line, entry.source_word, senses[0].definition,
+                                        senses[0].synset_id))
+    return candidates, rejected
+
+
+# -- filtering and the held-out split --------------------------------------------------------------------------------
+def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words: int, seed: int,
+                   may_hold_out: Callable[[str], bool] = lambda word: True):
+    """Filter candidates and hold out ``test_words`` words. Returns ``(kept, rejected)``: ``kept`` as
+    ``(candidate, word, split)`` with the normalised word, ``rejected`` as ``(candidate, reason)``.
+
+    A word is lower-cased; it must be one token and a row of the space (``vocabulary``). Duplicate (word,
+    definition) pairs are dropped. The test words are a seeded sample of the distinct words that ``may_hold_out``
+    (the held-out pool: :mod:`parabit.recipes.bildrl.heldout`); each keeps its first definition as the test case; its
+    other definitions, and every other row whose definition is a test definition, are rejected, so training never
+    sees a test word or a test definition.
+    """
+    kept, rejected = [], []
+    seen: set[tuple[str, str]] = set()
+    for candidate in candidates:
+        word = candidate.word.strip().lower()
+        if not word or any(ch.isspace() for ch in word):
+            rejected.append((candidate, "multi-word entry"))
+        elif word not in vocabulary:
+            rejected.append((candidate, "word not in the bilingual space"))
+        elif (word, candidate.definition) in seen:
+            rejected.append((candidate, "duplicate entry"))
+        else:
+            seen.add((word, candidate.definition))
+            kept.append((candidate, word))
+    words = sorted({word for _, word in kept if may_hold_out(word)})
+    if len(words) < test_words:
+        raise ValueError(f"only {len(words)} distinct words of the held-out pool survive filtering; cannot hold out "
+                         f"{test_words} test words (lower test_words)")
+    test = set(np.random.default_rng(seed).choice(words, size=test_words, replace=False).tolist())
+    test_definition: dict[str, str] = {}
+    for candidate, word in kept:
+        if word in test and word not in test_definition:
+            test_definition[word] = candidate.definition
+    held_out_definitions = set(test_definition.values())
+    result = []
+    for candidate, word in kept:
+        if word in test:
+            if test_definition[word] == candidate.definition:
+                result.append((candidate, word, "test"))
+            else:
+                rejected.append((candidate, "another definition of a test word"))
+        elif candidate.definition in held_out_definitions:
+            rejected.append((candidate, "definition of a test word"))
+        else:
+            result.append((candidate, word, "train"))
+    return result, rejected
+
+
+# -- writing stages --------------------------------------------------------------------------------------------------
+def _entries_table(rows: list[tuple[Candidate, str, str]], word_lang: str, def_lang: str) -> pa.Table:
+    return pa.table({
+        "row_id": pa.array([c.line for c, _, _ in rows], pa.int64()),
+        "source": [c.source for c, _, _ in rows],
+        "line": pa.array([c.line for c, _, _ in rows], pa.int64()),
+        "word": [w for _, w, _ in rows],
+        "word_lang": [word_lang] * len(rows),
+        "definition": [c.definition for c, _, _ in rows],
+        "def_lang": [def_lang] * len(rows),
+        "synset_id": [c.synset_id for c, _, _ in rows],
+        "split": [s for _, _, s in rows],
+    })
+
+
+def _rejects_table(rows: Iterable[tuple[int, str, str]], source: str) -> pa.Table:
+    rows = list(rows)
+    return pa.table({
+        "row_id": pa.array([r[0] for r in rows], pa.int64()), "source": [source] * len(rows),
+        "line": pa.array([r[0] for r in rows], pa.int64()), "reason": [r[1] for r in rows],
+        "text": [r[2] for r in rows],
+    })
+
+
+def write_direction(workdir: Path, direction: str, candidates: list[Candidate], early_rejects: list,
+                    vocabulary: set[str], config: DictionaryBuildConfig) -> int:
+    """Filter, split and write one direction's stage (``workdir/data`` and ``workdir/rejects``); rows in."""
+    word_lang, def_lang = direction.split("-")
+    kept, rejected = select_entries(candidates, vocabulary, config.test_words, config.seed,
+                                    lambda word: in_pool(word, word_lang))
+    (workdir / DATA).mkdir(parents=True)
+    pq.write_table(_entries_table(kept, word_lang, def_lang), workdir / DATA / "part-0.parquet")
+    source = candidates[0].source if candidates else direction
+    reject_rows = list(early_rejects) + [(c.line, reason, f"{c.word}\t{c.definition}") for c, reason in rejected]
+    write_rejects(_rejects_table(reject_rows, source), workdir / REJECTS)
+    return len(candidates) + len(early_rejects)
+
+
+def translate_definitions(workdir: Path, synsets: list[Synset], translator: Translator, batch: int) -> int:
+    """Translate every distinct WordNet definition once, in batches of ``batch``; failures become rejects."""
+    definitions = list(dict.fromkeys(s.definition for s in synsets))
+    english, spanish, failed = [], [], []
+    for start in progress(range(0, len(definitions), batch), "translating definitions", unit="batch"):
+        chunk = definitions[start:start + batch]
+        result = translator.translate(chunk, "en", "es")
+        for offset, (text, translation, error) in enumerate(zip(chunk, result.translations, result.errors)):
+            if translation is None or not translation.strip():
+                failed.append((start + offset + 1, f"translation failed: {error or 'empty output'}", text))
+            else:
+                english.append((start + offset + 1, text, translation.strip()))
+    (workdir / DATA).mkdir(parents=True)
+    pq.write_table(pa.table({
+        "row_id": pa.array([r[0] for r in english], pa.int64()), "source": ["wordnet30"] * len(english),
+        "line": pa.array([r[0] for r in english], pa.int64()),
+        "definition": [r[1] for r in english], "definition_es": [r[2] for r in english],
+    }), workdir / DATA / "part-0.parquet")
+    write_rejects(_rejects_table(failed, "wordnet30"), workdir / REJECTS)
+    return len(definitions)
+
+
+def paraphrase_rows(entries: pa.Table, synsets: list[Synset], space: BilingualSpace, config: DictionaryBuildConfig):
+    """Positive and negative (English definition, Spanish definition) pairs from the en-es dictionary rows."""
+    english_definition = {s.synset_id: s.definition for s in synsets}
+    by_synset: dict[str, tuple[str, str]] = {}
+    synsets_of_word: dict[str, list[str]] = defaultdict(list)
+    for word, synset_id, spanish in zip(entries["word"].to_pylist(), entries["synset_id"].to_pylist(),
+                                        entries["definition"].to_pylist()):
+        by_synset.setdefault(synset_id, (word, spanish))
+        synsets_of_word[word].append(synset_id)
+    rng = np.random.default_rng(config.seed)
+    chosen = sorted(by_synset)
+    chosen = [chosen[i] for i in rng.permutation(len(chosen))[:config.paraphrase_concepts]]
+    words = sorted(synsets_of_word)
+    neighbours = dict(zip([by_synset[s][0] for s in chosen],
+                          space.nearest([by_synset[s][0] for s in chosen], "en", config.neighbours, among=words)))
+    cut_train = int(round(config.paraphrase_split[0] * len(chosen)))
+    cut_dev = cut_train + int(round(config.paraphrase_split[1] * len(chosen)))
+    rows = []
+    for position, synset_id in enumerate(chosen):
+        word, spanish = by_synset[synset_id]
+        split = "train" if position < cut_train else "dev" if position < cut_dev else "test"
+        options = [n for n in neighbours[word] if synset_id not in synsets_of_word[n]]
+        if not options:  # every neighbour shares the synset: no negative, so no positive either (balanced set)
+            continue
+        negative_word = options[int(rng.integers(len(options)))]
+        negative_synsets = synsets_of_word[negative_word]
+        negative_synset = negative_synsets[int(rng.integers(len(negative_synsets)))]
+        rows.append((synset_id, english_definition[synset_id], spanish, 1, split, word, ""))
+        rows.append((synset_id, english_definition[synset_id], by_synset[negative_synset][1], 0, split, word,
+                     negative_word))
+    return rows
+
+
+def write_paraphrases(workdir: Path, rows: list[tuple]) -> int:
+    (workdir / DATA).mkdir(parents=True)
+    ids = pa.array(range(1, len(rows) + 1), pa.int64())
+    columns = list(zip(*rows))
+    pq.write_table(pa.table({
+        "row_id": ids, "source": ["wordnet30+apertium"] * len(rows), "line": ids, "synset_id": columns[0],
+        "text_en": columns[1], "text_foreign": columns[2], "lang": ["es"] * len(rows),
+        "label": pa.array(columns[3], pa.int8()), "split": columns[4], "word": columns[5],
+        "negative_word": columns[6],
+    }), workdir / DATA / "part-0.parquet")
+    write_rejects(_rejects_table([], "wordnet30+apertium"), workdir / REJECTS)
+    return len(rows)
+
+
+# -- the whole build -------------------------------------------------------------------------------------------------
+@dataclass
+class BuildInputs:
+    """The shipped inputs (read lazily by the default build; tests pass hand-made ones)."""
+
+    synsets: list[Synset]
+    wolf: list[WolfLemma]
+    muse: list[DictionaryEntry]
+
+
+def shipped_inputs() -> BuildInputs:
+    return BuildInputs(read_wordnet_glosses(), read_wolf(), read_muse("es", "en"))
+
+
+def build_dictionaries(config: DictionaryBuildConfig, *, inputs: BuildInputs | None = None,
+                       spaces: dict[str, BilingualSpace] | None = None,
+                       translator_factory: Callable[[], Translator] = lambda: ApertiumTranslator(mode="eng-spa"),
+                       directions: tuple[str, ...] = DIRECTIONS,
+                       paraphrase: bool = True) -> dict[str, StageOutput]:
+    """Run every stage once (complete stages with the same settings are skipped); returns them by name."""
+    inputs = inputs or shipped_inputs()
+    spaces = spaces or {lang: BilingualSpace.load(path) for lang, path in config.spaces.items()
+                        if any(foreign_language(d) == lang for d in directions)}
+    root = config.output_path
+    settings = {k: v for k, v in vars(config).items() if k not in ("output_dir", "spaces")}
+    space_ids = {lang: fingerprint(len(space.vocab), float(np.abs(space.vectors).sum())) for lang, space in spaces.items()}
+    outputs: dict[str, StageOutput] = {}
+
+    def vocabulary(direction: str) -> set[str]:
+        return set(spaces[foreign_language(direction)].words(direction.split("-")[0]))
+
+    if "en-es" in directions:
+        with translator_factory() as translator:
+            outputs["translate-en-es"] = run_stage(root, "translate-en-es", fingerprint("translate", settings), lambda w:
+                                                   translate_definitions(w, inputs.synsets, translator,
+                                                                         config.translation_batch))
+    for direction in directions:
+        def compute(workdir: Path, direction: str = direction) -> int:
+            if direction == "fr-en":
+                candidates, early = wolf_candidates(inputs.wolf, inputs.synsets)
+            elif direction == "en-es":
+                table = outputs["translate-en-es"].read_data(["definition", "definition_es"])
+                translations = dict(zip(table["definition"].to_pylist(), table["definition_es"].to_pylist()))
+                candidates, early = wordnet_candidates(inputs.synsets, translations)
+            else:
+                candidates, early = muse_candidates(inputs.muse, inputs.synsets)
+            return write_direction(workdir, direction, candidates, early, vocabulary(direction), config)
+
+        upstream = outputs["translate-en-es"].fingerprint if direction == "en-es" else ""
+        name = f"dictionary-{direction}"
+        outputs[name] = run_stage(root, name, fingerprint(name, settings, space_ids[foreign_language(direction)],
+                                                          upstream), compute)
+
+    if paraphrase and "en-es" in directions:
+        entries = outputs["dictionary-en-es"].read_data()
+        outputs["paraphrase-en-es"] = run_stage(
+            root, "paraphrase-en-es", fingerprint("paraphrase", settings, space_ids["es"],
+                                                  outputs["dictionary-en-es"].fingerprint),
+            lambda w: write_paraphrases(w, paraphrase_rows(entries, inputs.synsets, spaces["es"], config)))
+    return outputs
+
+
+def read_direction(data_dir: Path, direction: str) -> pa.Table:
+    """The built rows of one direction (columns :data:`ENTRY_COLUMNS`)."""
+    stage = StageOutput.load(Path(data_dir) / f"dictionary-{direction}")
+    if stage is None:
+        raise FileNotFoundError(f"{data_dir}/dictionary-{direction} is not built; run "
+                                "python jobs/build_dictionaries.py first")
+    return stage.read_data()
+
+
+def read_paraphrases(data_dir: Path, lang: str = "es") -> pa.Table:
+    """The built paraphrase pairs (columns :data:`PARAPHRASE_COLUMNS`)."""
+    stage = StageOutput.load(Path(data_dir) / f"paraphrase-en-{lang}")
+    if stage is None:
+        raise FileNotFoundError(f"{data_dir}/paraphrase-en-{lang} is not built; run "
+                                "python jobs/build_dictionaries.py first")
+    return stage.read_data()
+
+
+def summary(outputs: dict[str, StageOutput]) -> str:
+    """Rows in/out/rejected per stage, with the reasons, and the train/test counts of each dictionary."""
+    lines = []
+    for name, stage in outputs.items():
+        lines.append(f"{name}: {stage.rows_in} in, {stage.rows_out} out, {stage.rows_rejected} rejected "
+                     f"{dict(sorted(stage.reject_reasons.items()))}")
+        if name.startswith("dictionary-"):
+            table = stage.read_data(["word", "split"])
+            splits = Counter(table["split"].to_pylist())
+            words = len(set(table["word"].to_pylist()))
+            lines.append(f"  train rows {splits['train']}, test rows {splits['test']}, distinct words {words}")
+        if name.startswith("paraphrase-"):
+            table = stage.read_data(["label", "split"])
+            counts = Counter(zip(table["split"].to_pylist(), table["label"].to_pylist()))
+            lines.append("  " + ", ".join(f"{s}/{'pos' if l else 'neg'} {n}" for (s, l), n in sorted(counts.items())))
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""A BilDRL run's inputs as token ids: definitions → padded ids in their language, words → their row in the space.
+
+``prepare_dictionary_run(config)`` writes, in the kernel's prepared format (:mod:`parabit.training.prepared`), under
+``outputs/bildrl/prepared/<name>-<hash>/``: ``pairs.parquet`` (``ids_a``/``len_a`` the definition, ``ids_b``/``len_b``
+the defined word's row as a one-token "sentence"), ``vectors.npy`` + ``vocab.json`` (the space) and, for joint
+learning, ``bitext.parquet`` (Tatoeba pairs as English/foreign ids). Test rows stay text; they are encoded at
+evaluation. A later run with the same inputs reuses the folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from parabit.data.bitext import read_tatoeba
+from parabit.data.errors import Quarantine
+from parabit.recipes.bildrl.build import read_direction
+from parabit.recipes.bildrl.config import BilDRLConfig
+from parabit.recipes.bildrl.space import BilingualSpace, find_embedder
+from parabit.paths import output_root
+from parabit.runlock import one_builder
+from parabit.training.prepared import PreparedData, id_table, write_prepared
+
+BITEXT_MAX_TOKENS = 30
+PREPARED_FORMAT = 2
+
+
+def training_rows(config: BilDRLConfig, direction: str) -> pa.Table:
+    """The direction's training rows, a seeded sample of ``max_train_rows`` if set."""
+    table = read_direction(config.data_path, direction)
+    table = table.filter(pc.equal(table["split"], "train"))
+    if config.max_train_rows is not None and table.num_rows > config.max_train_rows:
+        rows = np.sort(np.random.default_rng(config.seed).permutation(table.num_rows)[:config.max_train_rows])
+        table = table.take(pa.array(rows))
+    return table
+
+
+def _cache_key(config: BilDRLConfig) -> str:
+    """What the prepared ids depend on: the data, the space (its embedder's weights file) and the sampling."""
+    weights = find_embedder(config.space_path) / "weights.pt"
+    settings = {"format": PREPARED_FORMAT, "data": str(config.data_path), "directions": config.directions,
+                "max_train_rows": config.max_train_rows, "seed": config.seed, "max_tokens": config.model.max_tokens,
+                "joint": config.joint.enabled, "bitext_pairs": config.joint.bitext_pairs, "space": str(weights),
+                "space_mtime": weights.stat().st_mtime_ns}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def prepare_dictionary_run(config: BilDRLConfig) -> PreparedData:
+    directory = output_root() / "bildrl" / "prepared" / f"{config.name}-{_cache_key(config)}"
+    with one_builder(directory.with_name(f"{directory.name}.lock")):
+        if not PreparedData.is_complete(directory):
+            _prepare(config, directory)
+    return PreparedData.load(directory)
+
+
+def _prepare(config: BilDRLConfig, directory: Path) -> None:
+    space = BilingualSpace.load(config.space_path)
+    max_tokens = config.model.max_tokens
+    parts, stats = [], {"train_rows": {}}
+    for direction in config.directions:
+        rows = training_rows(config, direction)
+        word_lang, def_lang = direction.split("-")
+        ids_a, len_a = space.token_ids(rows["definition"].to_pylist(), def_lang, max_tokens)
+        targets = space.ids(rows["word"].to_pylist(), word_lang)
+        parts.append(id_table(ids_a, len_a, targets.reshape(-1, 1), np.ones(len(targets), np.int64)))
+        stats["train_rows"][direction] = rows.num_rows
+    tables = {"pairs": pa.concat_tables(parts)}
+    if config.joint.enabled:
+        pairs = read_tatoeba(lang=config.language, quarantine=Quarantine())
+        chosen = np.random.default_rng(config.seed).permutation(len(pairs))[:config.joint.bitext_pairs]
+        en_ids, en_len = space.token_ids([pairs[i].en for i in chosen], "en", BITEXT_MAX_TOKENS)
+        fo_ids, fo_len = space.token_ids([pairs[i].foreign for i in chosen], config.language, BITEXT_MAX_TOKENS)
+        tables["bitext"] = id_table(en_ids, en_len, fo_ids, fo_len)
+        stats["bitext_pairs"] = len(chosen)
+    stats.update({"tokenizer": space.tokenizer.to_dict(), "lang_a": "en", "lang_b": config.language,
+                  "max_tokens": max_tokens, "pairs_kept": int(tables["pairs"].num_rows), "rejected": {}})
+    write_prepared(directory, tables, space.vocab, stats, arrays={"vectors": space.vectors})
+
+
+def prepared_space(prepared: PreparedData) -> BilingualSpace:
+    """The space a prepared run maps onto (its vocabulary, vectors and tokenizer)."""
+    return BilingualSpace(prepared.vocab, np.load(prepared.directory / "vectors.npy"), prepared.tokenizer)

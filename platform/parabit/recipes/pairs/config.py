@@ -1,0 +1,250 @@
+"""The configuration of pair training (recipe ``pairs``): J_bi / J_pa on bilingual or paraphrase pairs.
+
+Load with ``load_config(PairsConfig, "jobs/configs/bilingual_sentences.yaml")``; every field is documented here and
+checked when the file is loaded, with a message that names the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, \
+    model_validator
+
+from parabit.config import Config, check_name
+from parabit.evaluation.config import EvaluationConfig
+from parabit.teacher.model import TEACHER_DIM, require_teacher
+from parabit.text.tokenize import TokenizerName
+from parabit.training.config import RunConfig
+
+FILE_CONDITIONS = ("pairs_parquet", "bilingual_phrases", "pivot_paraphrases")  # need data.path
+BITEXT_SOURCES = ("tatoeba", "europarl")  # the default; "newstest" is asked for by name
+
+
+class PairSource(Config):
+    """One set of training pairs.
+
+    ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``: ``tatoeba``, ``europarl``,
+    ``newstest``, the WMT 2012 and 2013 test sets shipped beside Europarl), ``ppdb`` (PPDB lexical paraphrase pairs,
+    both sides English), ``pairs_parquet`` (a parquet file from a parabit pipeline with columns ``text_a``,
+    ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from ``parabit phrases``:
+    columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases: columns ``phrase``,
+    ``paraphrase``). ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs);
+    ``pipeline:<name>`` names the selected pairs of the back-translation pipeline ``<name>`` (run it first:
+    ``parabit backtranslate --config ...``).
+    """
+
+    condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
+                       "pivot_paraphrases"] = "bilingual_sentences"
+    lang: str = "es"
+    sources: tuple[Literal["tatoeba", "europarl", "newstest"], ...] = BITEXT_SOURCES
+    path: str | list[str] | None = None
+
+    @model_validator(mode="after")
+    def _path_for_files(self):
+        if self.condition in FILE_CONDITIONS and not self.path:
+            raise ValueError(f"data.condition {self.condition!r} needs data.path: the parquet file of training pairs")
+        if self.condition not in FILE_CONDITIONS and self.path:
+            raise ValueError(f"data.path is only read by the file conditions {list(FILE_CONDITIONS)}; "
+                             f"data.condition is {self.condition!r}")
+        return self
+
+    @property
+    def paths(self) -> list[Path]:
+        """``path`` as a list of files (``pipeline:<name>`` resolved to that pipeline's output)."""
+        from parabit.backtranslation.select import resolve_pairs_path
+
+        raw = [] if self.path is None else [self.path] if isinstance(self.path, str) else list(self.path)
+        return [resolve_pairs_path(entry) for entry in raw]
+
+    @property
+    def label(self) -> str:
+        """A short name of the source, e.g. ``bilingual_sentences-es`` (an MLflow dataset's name)."""
+        return f"{self.condition}-{self.lang}" if self.condition == "bilingual_sentences" else self.condition
+
+
+class DataConfig(PairSource):
+    """Which training pairs, and how they become token ids: the pairs of the source described by this section's
+    own :class:`PairSource` fields, plus those of every source in ``more`` (e.g. en-fr bitext beside en-es, or
+    bilingual sentences beside back-translated English pairs), as one set.
+
+    ``max_pairs``: a seeded sample of that many pairs (null: all). ``max_tokens``: tokens kept per sentence.
+    ``min_count`` / ``max_words_per_language``: vocabulary limits. ``glove_words``: also give the vocabulary the
+    that many most frequent GloVe words, so a word the pairs lack still has its pre-trained vector at test time
+    (with ``model.init: glove``). ``drop_bigrams_of``: reject every pair whose English side shares a word bigram with
+    these evaluation sets (``sick``: the SICK test sentences; Elgohary & Carpuat's memorisation check).
+    ``component_sentences``: how many distinct English training sentences (a seeded sample) the model's common
+    components are fitted on (``model.components``).
+    ``teacher_sentences``: how many distinct English training sentences (a seeded sample) the teacher encodes for the
+    distillation objective (``objective.distillation``; needs the extra ``parabit[teacher]``); 0: none.
+    """
+
+    more: list[PairSource] = Field(default_factory=list)
+    max_pairs: PositiveInt | None = None
+    max_tokens: PositiveInt = 40
+    min_count: PositiveInt = 1
+    max_words_per_language: PositiveInt | None = None
+    tokenizer: TokenizerName = "regexp"
+    lowercase: bool = True
+    seed: int = 13
+    drop_bigrams_of: tuple[Literal["sick"], ...] = ()
+    glove_words: NonNegativeInt = 0
+    component_sentences: PositiveInt = 50_000
+    teacher_sentences: NonNegativeInt = 0
+
+    @field_validator("teacher_sentences")
+    @classmethod
+    def _teacher_installed(cls, count: int) -> int:
+        if count:
+            require_teacher("data.teacher_sentences")
+        return count
+
+    @property
+    def all_sources(self) -> list[PairSource]:
+        """This section's own source, then those of ``more``."""
+        return [PairSource(condition=self.condition, lang=self.lang, sources=self.sources, path=self.path),
+                *self.more]
+
+    @property
+    def all_paths(self) -> list[Path]:
+        """The files every source reads."""
+        return [path for source in self.all_sources for path in source.paths]
+
+
+class ModelConfig(Config):
+    """The encoder: a name from ``parabit.encoders.ENCODERS`` and its options.
+
+    ``init``: ``random`` (normal with standard deviation ``init_std``; 1.0 as in ``nn.Embedding``, which scored
+    better than 0.1 here), ``glove`` (GloVe 6B 50d for English words, ``init_std`` for the rest; needs ``dim: 50``)
+    or ``distilled`` (every English word of the vocabulary encoded alone by the teacher all-MiniLM-L6-v2, reduced to
+    ``dim`` ≤ 384 dimensions by PCA; needs the extra ``parabit[teacher]``; built by ``teacher_actors`` Ray actors
+    and cached, see :mod:`parabit.teacher.vectors`).
+    ``foreign_init``: with ``init: glove`` or ``distilled``, ``muse`` starts each foreign word at the mean English
+    vector of (up to 3 of) its English translations in the MUSE training dictionary (test words excluded), ``random``
+    as the rest.
+    ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
+    ``options``: further keyword options of the encoder class.
+
+    Averaging only (``encoder: avg``; SIF, Arora et al. 2017): ``weighting: sif`` scales each word by
+    ``sif_a / (sif_a + p(w))`` (``p`` from GloVe's frequency rank, or the training text for words GloVe lacks), in
+    training and in the exported model; ``learn_weights`` trains those weights with the words. ``components``: that
+    many common directions are removed from every sentence vector, refitted at the start of every epoch on
+    ``data.component_sentences`` training sentences (never on evaluation data).
+    """
+
+    encoder: str = "avg"
+    dim: PositiveInt = 300
+    init: Literal["random", "glove", "distilled"] = "random"
+    foreign_init: Literal["random", "muse"] = "random"
+    teacher_actors: PositiveInt = 2
+    init_std: PositiveFloat = 1.0
+    sparse: bool = True
+    weighting: Literal["none", "sif"] = "none"
+    sif_a: PositiveFloat = 1e-3
+    learn_weights: bool = False
+    components: NonNegativeInt = 0
+    options: dict = Field(default_factory=dict)
+
+    @field_validator("encoder")
+    @classmethod
+    def _known_encoder(cls, name: str) -> str:
+        from parabit.encoders import ENCODERS
+
+        return check_name(name, ENCODERS, "encoder")
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.foreign_init == "muse" and self.init == "random":
+            raise ValueError("model.foreign_init 'muse' places foreign words by their English translations' "
+                             "pre-trained vectors: set model.init to 'glove' or 'distilled'")
+        if self.init == "glove" and self.dim != 50:
+            raise ValueError(f"model.init 'glove' loads GloVe 6B 50d vectors: set model.dim to 50 (it is {self.dim})")
+        if self.init == "distilled":
+            if self.dim > TEACHER_DIM:
+                raise ValueError(f"model.init 'distilled' reduces the teacher's {TEACHER_DIM}-d vectors: set "
+                                 f"model.dim to at most {TEACHER_DIM} (it is {self.dim})")
+            require_teacher("model.init: distilled")
+        if self.encoder != "avg" and (self.weighting != "none" or self.components):
+            raise ValueError("model.weighting and model.components are for the averaging encoder: set model.encoder "
+                             f"to 'avg' (it is {self.encoder!r}) or remove them")
+        if self.learn_weights and self.weighting == "none":
+            raise ValueError("model.learn_weights needs initial weights: set model.weighting: sif")
+        if self.components >= self.dim:
+            raise ValueError(f"model.components must be fewer than model.dim ({self.dim})")
+        return self
+
+    def encoder_options(self) -> dict:
+        """The encoder class's keyword options this section sets (what the exported spec records)."""
+        options = dict(self.options)
+        if self.weighting != "none" or self.components:
+            options.update(weighted=self.weighting != "none", learn_weights=self.learn_weights,
+                           components=self.components)
+        return options
+
+
+class ObjectiveConfig(Config):
+    """A pair objective from ``parabit.objectives`` (role ``pair``): ``jbi`` (Elgohary & Carpuat eq. 1) or ``jpa``
+    (Wieting et al.).
+
+    ``margin`` is δ; ``negatives`` is k (J_bi random negatives per side) and ``distance`` J_bi's distance; ``sampling``
+    picks J_pa's in-batch negatives (``max``, ``mix``, ``rand``); ``regularization`` is λ, applied as
+    ``regularization_kind`` (λ/2·‖W‖² or λ·‖W − W_init‖²) to the word-table rows in the batch.
+    ``distillation``: the weight of a second loss that fits the student's cosine similarities to the teacher's, over
+    every pair of ``distillation_batch`` sentences drawn from the ``data.teacher_sentences`` sample at each step
+    (mean squared difference); 0: J_bi / J_pa alone.
+    """
+
+    name: str = "jbi"
+    margin: PositiveFloat = 1.0
+    distance: Literal["euclidean", "cosine"] = "euclidean"
+    negatives: PositiveInt = 1
+    sampling: Literal["max", "mix", "rand"] = "max"
+    regularization: NonNegativeFloat = 0.0
+    regularization_kind: Literal["l2", "l2_to_init"] = "l2"
+    distillation: NonNegativeFloat = 0.0
+    distillation_batch: PositiveInt = 100
+
+    @field_validator("name")
+    @classmethod
+    def _pair_objective(cls, name: str) -> str:
+        from parabit.objectives import objective_names
+
+        return check_name(name, objective_names("pair"), "pair objective")
+
+    def loss_options(self) -> dict:
+        """The constructor options of the named objective."""
+        if self.name == "jbi":
+            return {"margin": self.margin, "distance": self.distance, "negatives": self.negatives}
+        return {"margin": self.margin, "strategy": self.sampling}
+
+
+class PairsConfig(RunConfig):
+    """A pair-training run (recipe ``pairs``). ``dev`` is the development set scored after every epoch (a name from
+    :data:`parabit.evaluation.dev.DEV_SETS`, e.g. ``sts2016``, ``sts2012-train-smteuroparl`` or
+    ``sts2012-train+sick-trial``); its score is reported as ``dev_score``, the metric sweeps optimise and
+    ``selection: best`` picks the epoch by."""
+
+    recipe: Literal["pairs"] = "pairs"
+    name: str = Field("avg-jbi-bilingual-sentences", pattern=r"^[^/\s]+$")
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    dev: str = "sts2016"
+
+    @field_validator("dev")
+    @classmethod
+    def _known_dev_set(cls, name: str) -> str:
+        from parabit.evaluation.dev import DEV_SETS
+
+        return check_name(name, DEV_SETS, "dev set")
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.model.init == "glove" and not self.data.lowercase:
+            raise ValueError("model.init 'glove' needs data.lowercase: GloVe 6B words are lower-cased")
+        if self.objective.distillation and not self.data.teacher_sentences:
+            raise ValueError("objective.distillation fits the teacher's similarities of data.teacher_sentences "
+                             "sentences: set data.teacher_sentences (e.g. 50000)")
+        return self

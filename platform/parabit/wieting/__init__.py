@@ -1,9 +1,0 @@
-"""Wieting, Mallinson & Gimpel (2017), "Learning Paraphrastic Sentence Embeddings from Back-Translated Bitext", on
-the shipped data: back-translated pairs selected by each filter alone at one equal size (thresholds tuned on the dev
-set with a Ray Tune sweep), length ranges, rule-based vs neural MT, back-translations vs bilingual pairs and PPDB,
-AVG vs GRAN, and how MT output differs from human text.
-
-Modules: :mod:`~parabit.wieting.selection` (a variant = the filters it applies; its own selected-pairs folder),
-:mod:`~parabit.wieting.tuning` (the threshold sweep), :mod:`~parabit.wieting.analyses` (MT vs human text),
-:mod:`~parabit.wieting.plan` (cells, tables, findings).
-"""

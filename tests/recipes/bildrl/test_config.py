@@ -1,0 +1,27 @@
+"""BilDRL configs fail at load with a message that says what to change."""
+
+from __future__ import annotations
+
+import pytest
+
+from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig
+from parabit.training.config import OptimConfig
+
+
+def test_defaults_are_the_papers_optimiser():
+    config = BilDRLConfig()
+    assert (config.optim.name, config.optim.amsgrad, config.optim.lr, config.optim.batch_size) == \
+           ("adam", True, 5e-4, 64)
+    assert (config.model.hidden, config.model.max_tokens) == (200, 15)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: BilDRLConfig(directions=("fr-en", "en-es")), "different spaces"),
+    (lambda: BilDRLConfig(directions=("de-en",)), "Input should be 'fr-en', 'en-es', 'es-en' or 'en-en'"),
+    (lambda: DictionaryModelConfig(encoder="lstm"), "Input should be 'bow', 'cnn', 'gru' or 'att'"),
+    (lambda: DictionaryBuildConfig(paraphrase_split=(0.7, 0.2, 0.2)), "summing to 1"),
+    (lambda: OptimConfig(name="sgd", amsgrad=True), "variant of Adam"),
+])
+def test_bad_values_are_refused(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()

@@ -1,0 +1,62 @@
+import random
+
+import pytest
+
+from parabit.config import ConfigError
+from parabit.paths import PROJECT_ROOT
+from parabit.sweeps.space import load_space
+
+
+def test_the_seed_grids_expand_with_the_margin_conditional_on_the_distance():
+    space = load_space(PROJECT_ROOT / "tuning" / "spaces" / "jbi_elgohary.yaml")
+    points = space.points()
+    # batch 3 x (euclidean: 3 margins + cosine: 3 margins) x lambda 5 x k 4
+    assert len(points) == 3 * 6 * 5 * 4
+    assert {p["objective.margin"] for p in points if p["objective.distance"] == "euclidean"} == {1, 10, 100}
+    assert {p["objective.margin"] for p in points if p["objective.distance"] == "cosine"} == {0.4, 0.6, 0.8}
+    trials = space.trial_points()
+    assert len(trials) == space.search.num_samples and len({tuple(sorted(t.items())) for t in trials}) == len(trials)
+    config = space.trial_config(trials[0], name="t")
+    assert config.data.max_pairs == 100000 and config.dev == "sts2012-train-smteuroparl"
+
+
+def test_an_unknown_parameter_fails_at_load_with_the_valid_fields(write_space):
+    path = write_space("typo", {"objective.margn": [1, 10]})
+    with pytest.raises(ConfigError, match=r"unknown parameter 'objective.margn': ObjectiveConfig has no field 'margn'"):
+        load_space(path)
+
+
+def test_an_invalid_value_fails_at_load(write_space):
+    path = write_space("bad-value", {"objective.distance": ["euclidean", "manhattan"]})
+    with pytest.raises(ConfigError, match=r"objective.distance: Input should be 'euclidean' or 'cosine' \(got 'manhattan'\)"):
+        load_space(path)
+
+
+def test_a_condition_without_values_for_a_parent_value_fails(write_space):
+    path = write_space("cond", {"objective.distance": ["euclidean", "cosine"],
+                                "objective.margin": {"depends_on": "objective.distance", "values": {"euclidean": [1]}}})
+    with pytest.raises(ConfigError, match="no values for objective.distance='cosine'"):
+        load_space(path)
+
+
+def test_random_sampling_is_seeded(write_space):
+    path = write_space("seeded", {"optim.batch_size": [25, 50, 100], "objective.margin": [1, 10, 100]},
+                       search={"algorithm": "random", "num_samples": 4, "seed": 3})
+    assert load_space(path).trial_points() == load_space(path).trial_points()
+    assert load_space(path).sample(random.Random(0)).keys() == {"optim.batch_size", "objective.margin"}
+
+
+def test_optuna_space_names_conditional_choices_per_condition(write_space):
+    import optuna
+
+    path = write_space("optuna", {"objective.distance": ["euclidean", "cosine"],
+                                  "objective.margin": {"depends_on": "objective.distance",
+                                                       "values": {"euclidean": [1, 10], "cosine": [0.4]}}},
+                       search={"algorithm": "optuna"})
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    names = set()
+    for _ in range(8):
+        trial = study.ask()
+        load_space(path).optuna_space(trial)
+        names |= set(trial.params)
+    assert names == {"objective.distance", "objective.margin|euclidean", "objective.margin|cosine"}

@@ -1,0 +1,169 @@
+"""Real sweeps on the local Ray: MLflow parent/child runs, and a killed sweep driver restored to completion."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from parabit.paths import PROJECT_ROOT
+from parabit.sweeps.space import load_space
+from parabit.sweeps.sweep import FINAL_METRIC, run_sweep
+
+
+def _runs(client, sweep):
+    experiment = client.get_experiment_by_name("sweep-tests")
+    return client.search_runs([experiment.experiment_id], filter_string=f"tags.`parabit.sweep` = '{sweep}'")
+
+
+@pytest.mark.slow
+def test_an_optuna_sweep_with_asha_logs_one_parent_two_children_and_registers_the_top_scorer(
+        ray_session, write_space, isolated_mlflow_store):
+    path = write_space("two-trials", {"objective.margin": [1.0, 10.0]},
+                       search={"algorithm": "optuna", "num_samples": 4, "max_concurrent_trials": 2, "seed": 1},
+                       scheduler={"name": "asha", "grace_period": 1, "reduction_factor": 2})
+    summary = run_sweep(load_space(path, num_samples=2))  # --num-samples: fewer trials than the space says
+    assert summary.trials == 2 and summary.errors == 0
+
+    client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
+    runs = _runs(client, "two-trials")
+    parents = [r for r in runs if r.data.tags["parabit.kind"] == "sweep"]
+    children = [r for r in runs if r.data.tags["parabit.kind"] == "trial"]
+    assert len(parents) == 1 and len(children) == 2
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    last_dev = {}
+    for child in children:
+        assert child.info.status == "FINISHED"  # a trial ASHA stops early ends FINISHED too, with its last dev score
+        steps = [m.step for m in client.get_metric_history(child.info.run_id, "dev_score")]
+        assert steps[0] == 0 and steps == sorted(steps) and len(steps) in (2, 3)  # untrained, then per epoch
+        ran_all_epochs = len(steps) == 3
+        assert ("sts2016/mean/pearson" in child.data.metrics) == ran_all_epochs  # the final table of finished ones
+        last_dev[child.info.run_name] = (client.get_metric_history(child.info.run_id, "dev_score")[-1].value,
+                                         float(child.data.params["objective.margin"]))
+    best_score = max(score for score, _ in last_dev.values())
+    assert summary.best_dev_score == pytest.approx(best_score)  # the top scorer (Optuna may draw a margin twice: a tie)
+    assert last_dev[summary.best_trial][0] == pytest.approx(best_score)
+    assert summary.best_params == {"objective.margin": last_dev[summary.best_trial][1]}
+    assert summary.model_uri == "models:/parabit-two-trials/1"
+    assert str(client.get_model_version_by_alias("parabit-two-trials", "candidate").version) == "1"
+    assert parents[0].data.metrics["trials"] == 2
+    assert "sweep/trials.csv" in {a.path for a in client.list_artifacts(parents[0].info.run_id, "sweep")}
+
+
+def _wait_for(condition, what: str, process: subprocess.Popen, seconds: float = 300) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return
+        assert process.poll() is None, f"the sweep ended before {what}"
+        time.sleep(1)
+    pytest.fail(f"not within {seconds} s: {what}")
+
+
+def _checkpointed(run_folder) -> bool:
+    return any(folder.is_dir() for folder in run_folder.glob("checkpoint_*"))
+
+
+def _trials(client, sweep, status=None):
+    return [r for r in _runs(client, sweep) if r.data.tags["parabit.kind"] == "trial"
+            and (status is None or r.info.status == status)]
+
+
+EPOCHS = 8  # per trial: enough that Ctrl-C, sent once a trial has checkpointed its first epoch, lands mid-trial
+
+
+# Over 120 s (~4-6 min on 2 cores): three sweep processes, each with its own Ray, and three trials of EPOCHS epochs,
+# each a Ray Train run with ~20 s of start-up. Fewer trials leave no trial to resume after the SIGKILL; fewer epochs
+# let a trial finish between the poll that sees its first checkpoint and the Ctrl-C.
+@pytest.mark.slow
+def test_a_sweep_stopped_with_ctrl_c_then_killed_resumes_to_one_registered_best(write_space, tmp_path):
+    """Ctrl-C (SIGINT) stops the sweep with exit 130, nothing registered and no run left RUNNING; the same command
+    resumes it (a trial continues from its checkpoint, not from scratch); killed again (SIGKILL, which nothing can
+    catch), the same command still completes: every trial once, one model version, the summary up to date."""
+    path = write_space("restored", {"objective.margin": [1.0, 10.0, 100.0]},
+                       search={"algorithm": "grid", "max_concurrent_trials": 1}, scheduler={"name": "fifo"},
+                       fixed={"optim.epochs": EPOCHS, "optim.batch_size": 8})  # small batches: epochs last ~1 s
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    outputs = tmp_path / "outputs"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": store, "PARABIT_OUTPUT": str(outputs)}
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, str(PROJECT_ROOT / "tuning" / "sweep.py"), "--space", path]
+    client = MlflowClient(store, registry_uri=store)
+    trial_storage = outputs / "sweeps" / "restored" / "trials"
+
+    # 1. Ctrl-C once the first trial has finished and another has checkpointed an epoch.
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        def second_trial_checkpointed():
+            if client.get_experiment_by_name("sweep-tests") is None or len(_trials(client, "restored", "FINISHED")) < 1:
+                return False
+            running = _trials(client, "restored", "RUNNING")
+            return any(_checkpointed(trial_storage / run.info.run_name) for run in running)
+
+        _wait_for(second_trial_checkpointed, "a second trial checkpointed an epoch", first)
+        first.send_signal(signal.SIGINT)
+        _, stderr = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    assert first.returncode == 130, stderr[-3000:]
+    assert re.search(r"interrupted: sweep restored interrupted after [12] of 3 trials; its state is saved", stderr)
+    # The trials Ctrl-C stopped mid-way (with a checkpoint): they must continue from it, not start over.
+    interrupted = [run.info.run_name for run in _trials(client, "restored", "KILLED")
+                   if _checkpointed(trial_storage / run.info.run_name)
+                   and len(client.get_metric_history(run.info.run_id, "loss")) < EPOCHS]
+    assert interrupted
+    (parent,) = [r for r in _runs(client, "restored") if r.data.tags["parabit.kind"] == "sweep"]
+    assert parent.info.status == "KILLED"
+    assert not client.search_model_versions("name = 'parabit-restored'")  # nothing registered from a partial sweep
+    assert not [r for r in _runs(client, "restored") if r.info.status == "RUNNING"]
+
+    # 2. The same command resumes; killed with SIGKILL once the interrupted trial has finished.
+    second = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        _wait_for(lambda: len(_trials(client, "restored", "FINISHED")) >= 2, "a second trial finished", second)
+    finally:
+        os.killpg(second.pid, signal.SIGKILL)
+        second.wait()
+
+    # 3. And again: it completes.
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "resuming the interrupted sweep" in rerun.stdout and "3 trials (0 errors)" in rerun.stdout
+
+    trials = _trials(client, "restored")
+    assert sorted(r.info.status for r in trials) == ["FINISHED"] * 3
+    assert len({r.data.tags["parabit.run_name"] for r in trials}) == 3  # each trial's run continued, never doubled
+    for trial in trials:
+        # Each epoch once (live logging skips an epoch the run already has, so this alone cannot tell a restart)...
+        assert sorted(m.step for m in client.get_metric_history(trial.info.run_id, "loss")) == list(
+            range(1, EPOCHS + 1))
+        # ...and its final evaluation once, even for the trial whose evaluation a killed driver may have left
+        # unsaved in Tune's state.
+        for key in ("sts2016/mean/pearson", FINAL_METRIC):
+            assert len(client.get_metric_history(trial.info.run_id, key)) == 1, (trial.info.run_name, key)
+    # The trials stopped by Ctrl-C continued from their checkpoints: their last epoch was trained by a resumed worker.
+    for resumed in [t for t in trials if t.info.run_name in interrupted]:
+        assert max(m.value for m in client.get_metric_history(resumed.info.run_id, "resumes")) >= 1
+
+    # One model version, from the best trial, promoted to @candidate; the summary names that trial.
+    (version,) = client.search_model_versions("name = 'parabit-restored'")
+    assert str(client.get_model_version_by_alias("parabit-restored", "candidate").version) == str(version.version)
+    last_dev = {t.info.run_name: client.get_metric_history(t.info.run_id, "dev_score")[-1].value for t in trials}
+    parent = client.get_run(parent.info.run_id)
+    assert parent.info.status == "FINISHED" and parent.data.metrics["trials"] == 3
+    (best,) = [t for t in trials if t.info.run_name == parent.data.tags["parabit.sweep.best_trial"]]
+    assert last_dev[best.info.run_name] == pytest.approx(max(last_dev.values()))  # the summary names the top scorer
+    assert parent.data.metrics["best/dev_score"] == pytest.approx(
+        client.get_metric_history(best.info.run_id, "dev_score")[-1].value)
+    assert json.loads(parent.data.tags["parabit.sweep.best_params"]) == {
+        "objective.margin": float(best.data.params["objective.margin"])}
+    assert version.run_id == parent.info.run_id
+    assert not list((outputs / "mlflow-spool").glob("*.json"))  # no write was refused or left undelivered
