@@ -1,5 +1,6 @@
 """The MLflow UI as people use it: `mlflow ui` on a store holding two finished parabit runs (logged by RunTracker,
-same flattened params, per-subset metrics from log_report), the two-run compare page opened in headless Chromium.
+same flattened params, per-subset metrics from RunTracker.log_report), the two-run compare page opened in headless
+Chromium.
 The rendered page must name both runs and show a metric with each run's value; a screenshot stays in tmp_path."""
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import pytest
 
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker
-from parabit.tracking.evaluation import log_report
 
 from ..cluster_support import BIN, cli_env, free_port, stop_process_group, wait_for_http
 
@@ -57,7 +57,7 @@ def _log_runs(store: str) -> tuple[str, list[str]]:
                             "optim": {"lr": 0.005, "epochs": 2}})
         scores = [Score("sts2016", subset, "pearson", round(base + 0.01 * k, 2), 200 + k)
                   for k, subset in enumerate(SUBSETS)]
-        log_report(tracker, EvaluationReport(scores))
+        tracker.log_report(EvaluationReport(scores))
         assert tracker.finish()
         run_ids.append(tracker.run_id)
     return tracker.client.get_experiment_by_name("ui-compare").experiment_id, run_ids

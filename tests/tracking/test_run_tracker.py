@@ -12,7 +12,6 @@ from mlflow.tracking import MlflowClient
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker, flatten_params
 from parabit.tracking.run_tracker import TrackingRefused, is_refusal
-from parabit.tracking.evaluation import log_report
 from parabit.tracking.store import tracking_uri
 
 
@@ -202,10 +201,10 @@ def test_a_report_logged_again_adds_no_metric_value(isolated_mlflow_store):
     report = EvaluationReport([Score("sts2016", "mean", "pearson", 0.5, 10), Score("sts2016", "news", "pearson", 0.4, 5)])
     tracker = RunTracker("test-tracker", "report-twice")
     run_id = tracker.start()
-    log_report(tracker, report)
+    tracker.log_report(report)
     assert tracker.logged_value("sts2016/mean/pearson") == 0.5
     tracker.log_metrics_once({"sts2016/news/pearson": 0.9, "final": 1.0})  # only the missing metric is written
-    log_report(tracker, report)
+    tracker.log_report(report)
     assert tracker.finish() is True
     client = MlflowClient(isolated_mlflow_store)
     assert {key: [m.value for m in client.get_metric_history(run_id, key)]

@@ -121,7 +121,6 @@ def evaluate(encoder: str, model_uri: str | None, tokenizer: str, keep_case: boo
     from parabit.export.pyfunc import load_encoder
     from parabit.text.tokenize import Tokenizer
     from parabit.tracking import RunTracker, tags
-    from parabit.tracking.evaluation import log_report
 
     config = load(EvaluationConfig, config_path, overrides)
     if model_uri:
@@ -144,7 +143,7 @@ def evaluate(encoder: str, model_uri: str | None, tokenizer: str, keep_case: boo
     tracker.start()
     with tracker.closing():
         tracker.log_params({**description, "evaluation": to_dict(config)})
-        log_report(tracker, report, title=run_name)
+        tracker.log_report(report, title=run_name)
         tracker.log_metrics({"evaluation_seconds": elapsed})
     click.echo(f"MLflow run id: {tracker.run_id}  experiment: {experiment}  store: {tracker.uri}")
     return 0

@@ -105,3 +105,12 @@ class EvaluationReport:
         fig.savefig(path, dpi=110)
         plt.close(fig)
         return path
+
+    def write(self, folder: str | Path, title: str = "") -> list[Path]:
+        """The report as files in ``folder``: ``table.txt`` (:meth:`table`), ``scores.csv`` (:meth:`frame`) and
+        ``summary.png`` (:meth:`plot`); returns their paths."""
+        folder = Path(folder)
+        table, scores = folder / "table.txt", folder / "scores.csv"
+        table.write_text(self.table())
+        self.frame().to_csv(scores, index=False)
+        return [table, scores, self.plot(folder / "summary.png", title=title)]

@@ -34,7 +34,6 @@ from parabit.ray_runtime import init_ray
 from parabit.recipes import recipe_for
 from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
-from parabit.tracking.evaluation import log_report
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
 from parabit.training.driver import build_trainer, check_resources, evaluate_checkpoint, log_prepared_data, \
@@ -120,7 +119,7 @@ def _evaluate_once(recipe, prepared, tracker: RunTracker, checkpoint: Checkpoint
         return {FINAL_METRIC: logged}
     evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
     tracker.log_history(record.for_mlflow())
-    log_report(tracker, evaluation.report, title=title)
+    tracker.log_report(evaluation.report, title=title)
     final = _sts_mean(evaluation.report)
     tracker.log_metrics_once({FINAL_METRIC: final})  # last: marks the evaluation complete
     return {FINAL_METRIC: final}
@@ -231,7 +230,7 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
     best_config.storage_path = str(sweep_directory(space) / "trials")
     recipe = recipe_for(best_config)
     evaluation, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
-    log_report(parent, evaluation.report, title=f"{space.name}: best trial")
+    parent.log_report(evaluation.report, title=f"{space.name}: best trial")
     _log_trials_table(parent, frame)
     score = float(best.metrics[space.search.metric])
     parent.set_tags({"parabit.sweep.best_trial": best_name, "parabit.sweep.best_params": json.dumps(best_params)})

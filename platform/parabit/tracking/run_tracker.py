@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
@@ -34,6 +34,9 @@ from mlflow.tracking import MlflowClient
 from parabit.paths import output_root
 from parabit.tracking.lineage import system_tags
 from parabit.tracking.store import ensure_experiment, tracking_uri
+
+if TYPE_CHECKING:
+    from parabit.evaluation.report import EvaluationReport
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +209,17 @@ class RunTracker:
         is where it lives, ``profile`` what it holds (rows, the run that produced it, ...)."""
         self._call("log_dataset_input", name=name, digest=digest, source=source, profile=dict(profile),
                    context=context)
+
+    def log_report(self, report: "EvaluationReport", *, step: int | None = None, folder: str = "evaluation",
+                   title: str = "") -> None:
+        """Every score as a metric (``sts2012/MSRpar/pearson`` ...), plus ``table.txt``, ``scores.csv`` and
+        ``summary.png`` under ``folder/`` in the run's artifacts. Idempotent: logging the report again at the same
+        step (a job re-run after a crash evaluates again) adds no metric value and overwrites the artifacts."""
+        with tempfile.TemporaryDirectory() as scratch:
+            metrics, files = report.metrics(), report.write(scratch, title=title)
+            self.log_metrics_once(metrics, step=step)
+            for path in files:
+                self.log_artifact(path, folder)
 
     def log_text(self, text: str, artifact_file: str) -> None:
         self._call("log_text", text=text, artifact_file=artifact_file)

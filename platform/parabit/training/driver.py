@@ -39,7 +39,6 @@ from parabit.paths import output_root
 from parabit.ray_runtime import available_cpus, init_ray
 from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
-from parabit.tracking.evaluation import log_report
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
 from parabit.training.checkpointing import finished_checkpoint, load_state
@@ -323,7 +322,7 @@ def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) 
         with times.step("evaluate"):
             evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
         tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
-        log_report(tracker, evaluation.report, title=config.name)
+        tracker.log_report(evaluation.report, title=config.name)
         for name, payload in evaluation.artifacts.items():
             tracker.log_dict(payload, name)
 
