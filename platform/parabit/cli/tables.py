@@ -27,13 +27,13 @@ def tables(paper: str, no_bli: bool, overrides: dict) -> int:
     text = bildrl_tables(bli=not no_bli)
     if text is None:
         raise ConfigError("no finished BilDRL runs in MLflow experiment parabit-bildrl; train some first "
-                          "(parabit train --config jobs/configs/bildrl/att_en-es.yaml)")
+                          "(e.g. parabit train --config jobs/configs/bildrl/att_en-es.yaml)")
     click.echo(text)
     return 0
 
 
 @click.command("bildrl-retrieval", short_help="BilDRL retrieval on training definitions (seen words).")
-@config_path(help_text="the BilDRL run's config (jobs/configs/bildrl/*.yaml)")
+@config_path(help_text="the BilDRL run's config (e.g. jobs/configs/bildrl/att_en-es.yaml)")
 @click.option("--rows", type=click.IntRange(min=1), default=2000, show_default=True,
               help="how many training definitions of the first direction to score")
 @common_options

@@ -1,5 +1,5 @@
 """Reproducing the seed papers at full shipped scale: every table cell a resumable MLflow run, every headline
-finding a verdict over several training seeds, and ``docs/reproduction.md`` written from the runs.
+finding a verdict over several training seeds, and the reproduction document written from the runs.
 
 One concept per module: :mod:`~parabit.reproduction.cells` (a cell = paper, group, seed, training config; run
 through the training kernel, skipped when its MLflow run is FINISHED), :mod:`~parabit.reproduction.metrics` (how a
