@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from parabit.cli.options import common_options, config_path, load
 from parabit.paths import project_path
+
+if TYPE_CHECKING:
+    from parabit.reproduction.config import ReproduceConfig
+
+# Where a full `parabit reproduce` keeps its results in the checkout (relative to the project folder): the document
+# and the committed ledger beside it. A config's own `document:` / `ledger:` win; --quick runs keep the library's
+# default, their output folder, so a smoke run never touches the committed files.
+REPRODUCTION_DOCUMENT = "docs/reproduction.md"
+REPRODUCTION_LEDGER = "docs/reproduction"
 
 
 @click.command(short_help="Back-translated paraphrase pairs (resumable).")
@@ -115,7 +125,7 @@ def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, pa
     overrides = {**overrides, **({"papers": list(papers)} if papers else {}),
                  **({"repeats": repeats} if repeats else {}), **({"quick": True} if quick else {}),
                  **({"parallel": parallel if parallel == "auto" else _positive(parallel)} if parallel else {})}
-    config = load(ReproduceConfig, _shipped(config_path), overrides)
+    config = checkout_results(load(ReproduceConfig, _shipped(config_path), overrides))
     reproduction = Reproduction(config, {"backtranslate": backtranslate_pipeline.run,
                                          "phrases": phrase_pipeline.run}, command=command_line())
     if verify:
@@ -126,6 +136,15 @@ def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, pa
                f"MLflow runs, {counts['trained']} trained, {counts['failed']} failed")
     click.echo(f"document: {document}  (MLflow experiment {config.experiment})")
     return 1 if counts["failed"] else 0
+
+
+def checkout_results(config: ReproduceConfig) -> ReproduceConfig:
+    """``config`` with the checkout's document and ledger (:data:`REPRODUCTION_DOCUMENT`,
+    :data:`REPRODUCTION_LEDGER`) for a full run, where it names none; a quick run's config as it is."""
+    if config.quick:
+        return config
+    return config.model_copy(update={"document": config.document or REPRODUCTION_DOCUMENT,
+                                     "ledger": config.ledger or REPRODUCTION_LEDGER})
 
 
 def _positive(value: str) -> int:

@@ -51,7 +51,8 @@ def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None =
 @common_options
 def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], overrides: dict) -> int:
     """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the GloVe
-    baselines; write the table (docs/quality.md) and log it to MLflow."""
+    baselines; write the table into the plan's `document` (the shipped plan: docs/quality.md) and log it to
+    MLflow."""
     from parabit.baselines import build_baseline
     from parabit.config import ConfigError
     from parabit.evaluation import EvaluationSuite
@@ -84,7 +85,11 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     improvement = "\n".join(f"- {trained.label}: {gain_line(untrained, trained)}" for untrained, trained in rows)
     text = f"{table}\n\n{improvement}\n"
     click.echo(text)
-    if not only:
+    if only:
+        click.echo("table not written: --recipe runs part of the plan")
+    elif plan.document is None:
+        click.echo("table not written: the plan names no `document:`")
+    else:
         click.echo(f"table written to {write_table(project_path(plan.document), text)}")
     tracker = RunTracker("parabit-quality", f"{plan.name}-table", tags={tags.KIND: "quality-table"})
     tracker.start()

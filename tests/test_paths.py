@@ -107,3 +107,107 @@ def test_no_project_is_a_clear_error(installed_elsewhere, tmp_path):
     assert _probe(installed_elsewhere, tmp_path, PARABIT_DATA=str(tmp_path))["data"] == str(tmp_path)
     found = _probe(installed_elsewhere, tmp_path, PARABIT_PROJECT=str(tmp_path))
     assert "PARABIT_PROJECT points at" in found["error"] and "not a parabit checkout" in found["error"]
+
+
+# --- the library opens no file above it unless handed a path (docs/architecture.md) -------------------------------
+
+# The project's folders above the library: configs, entry points and pipelines, search spaces, documents.
+ABOVE_THE_LIBRARY = ("jobs/", "pipelines/", "tuning/", "docs/")
+
+
+def _strings(value):
+    """Every string inside ``value`` (configs, mappings, sequences)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Path):
+        yield str(value)
+    elif isinstance(value, BaseModel):
+        yield from _strings(value.model_dump())
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _library_defaults():
+    """(where, value) of every default the library holds: config fields (and their default factories), parameters of
+    its functions and methods, its module-level constants, and the options of its commands."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import click
+    from pydantic import BaseModel
+    from pydantic_core import PydanticUndefined
+
+    import parabit
+
+    modules = [importlib.import_module(info.name) for info in pkgutil.walk_packages(parabit.__path__, "parabit.")]
+    for module in [parabit, *modules]:
+        for name, value in vars(module).items():
+            where = f"{module.__name__}.{name}"
+            if name.startswith("__") or inspect.ismodule(value):
+                continue
+            if isinstance(value, click.Command):
+                if value.callback.__module__ != module.__name__:
+                    continue  # imported from elsewhere: checked where it is defined
+                yield from ((f"{where} --{p.name}", p.default) for p in value.params if not callable(p.default))
+                value = value.callback
+            elif (inspect.isclass(value) or inspect.isfunction(value)) and value.__module__ != module.__name__:
+                continue
+            if isinstance(value, type) and issubclass(value, BaseModel):
+                for field_name, field in value.model_fields.items():
+                    default = field.get_default(call_default_factory=True, validated_data={}) \
+                        if field.default_factory is not None else field.default
+                    if default is not PydanticUndefined:
+                        yield f"{where}.{field_name}", default
+            if isinstance(value, type):
+                members = [(f"{where}.{n}", _function(m)) for n, m in vars(value).items() if _function(m) is not None]
+            elif inspect.isfunction(value):
+                members = [(where, value)]
+            else:  # a module-level constant
+                members = []
+                yield where, value
+            for member_where, function in members:
+                for parameter in inspect.signature(function).parameters.values():
+                    if parameter.default is not inspect.Parameter.empty:
+                        yield f"{member_where}({parameter.name}=)", parameter.default
+                yield f"{member_where} (a literal in its code)", _literals(function.__code__)
+
+
+def _function(member):
+    """The function behind a class member (a method, static or class method, property), or None."""
+    import functools
+    import inspect
+
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    elif isinstance(member, property):
+        member = member.fget
+    elif isinstance(member, functools.cached_property):
+        member = member.func
+    return member if inspect.isfunction(member) else None
+
+
+def _literals(code) -> list:
+    """The constants of a function's code and of the code nested in it (``project_path("x/y.md")`` has "x/y.md")."""
+    found = []
+    for constant in code.co_consts:
+        found.extend(_literals(constant) if hasattr(constant, "co_consts") else [constant])
+    return found
+
+
+def test_the_library_has_no_default_path_into_the_project_above_it():
+    """Configs, documents and search spaces of the checkout are handed in by the caller (the commands of
+    ``pipelines/``, the configs of ``jobs/configs/``); the library's own defaults, and the literals in its code, name
+    none of them (a message that names one, to say what to run, does not start with it)."""
+    defaults = list(_library_defaults())
+    assert len(defaults) > 500  # every module was walked
+    found = [f"{where} = {text!r}" for where, value in defaults for text in _strings(value)
+             if text.removeprefix("./").startswith(ABOVE_THE_LIBRARY)]
+    assert found == [], "\n".join(found)

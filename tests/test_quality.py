@@ -46,6 +46,13 @@ def test_the_champion_must_be_one_of_the_recipes(tmp_path):
         load_config(QualityPlan, tmp_path / "plan.yaml")
 
 
+def test_the_document_is_the_plan_s_to_name_the_library_has_none(plan, tmp_path):
+    assert plan.document == "docs/quality.md"  # what `parabit quality` writes in the checkout
+    (tmp_path / "plan.yaml").write_text(PLAN.read_text().replace("document: docs/quality.md", ""))
+    assert load_config(QualityPlan, tmp_path / "plan.yaml").document is None  # the table is printed and logged only
+    assert QualityPlan.model_fields["document"].default is None
+
+
 def row(label: str, base: float, sick: float) -> Row:
     return Row(label, {**{f"sts{year}": base + (year - 2012) / 100 for year in range(2012, 2017)}, "sick": sick})
 

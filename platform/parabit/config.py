@@ -12,10 +12,11 @@ import math
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic.fields import FieldInfo
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -29,6 +30,47 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, protected_namespaces=(),
                               validate_default=True)
+
+
+class _ConfigFileMarker:
+    """Metadata of :data:`ConfigFile` fields (see :func:`is_config_file`)."""
+
+    def __repr__(self) -> str:
+        return "ConfigFile"
+
+
+CONFIG_FILE = _ConfigFileMarker()
+
+ConfigFile = Annotated[str, StringConstraints(min_length=1), CONFIG_FILE]
+"""A field naming another config file (or a folder of them) that the caller hands in: the library has no default
+for it, so it never reads a file of the project above it (configs, search spaces) by itself. A relative path is
+read from the project folder (:func:`parabit.paths.project_path`), whichever file names it. Where such a file lives
+is not a setting: digests of settings (the reproduction ledger's) leave these fields out and cover what was read
+from the file instead (:func:`config_file_fields`)."""
+
+
+def is_config_file(field: FieldInfo) -> bool:
+    """Is ``field`` a :data:`ConfigFile` (also inside ``ConfigFile | None``)?"""
+    return CONFIG_FILE in field.metadata or _marked(field.annotation)
+
+
+def _marked(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is Annotated and CONFIG_FILE in annotation.__metadata__:
+        return True
+    return any(_marked(argument) for argument in typing.get_args(annotation))
+
+
+def config_file_fields(config: BaseModel) -> dict[str, Any]:
+    """The :data:`ConfigFile` fields of ``config`` and of the sections in it, as the ``exclude`` argument of
+    ``model_dump`` takes them (``{"train": True, "wieting": {"train": True}}``); sections in lists are not walked."""
+    fields: dict[str, Any] = {}
+    for name, field in type(config).model_fields.items():
+        value = getattr(config, name)
+        if is_config_file(field):
+            fields[name] = True
+        elif isinstance(value, BaseModel) and (inner := config_file_fields(value)):
+            fields[name] = inner
+    return fields
 
 
 def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "config") -> T:
@@ -228,5 +270,6 @@ def check_field_path(cls: type[BaseModel], path: str, where: str) -> None:
         current = model_in(current.model_fields[part].annotation)
 
 
-__all__ = ["Config", "ConfigError", "apply_override", "check_field_path", "check_name", "check_finite", "describe", "field_paths",
-           "from_dict", "load_config", "parse_override", "parse_overrides", "read_yaml", "section_class", "to_dict"]
+__all__ = ["Config", "ConfigError", "ConfigFile", "apply_override", "check_field_path", "check_name", "check_finite",
+           "config_file_fields", "describe", "field_paths", "from_dict", "is_config_file", "load_config",
+           "parse_override", "parse_overrides", "read_yaml", "section_class", "to_dict"]

@@ -2,8 +2,9 @@
 
 One place decides every default location, so jobs, tests and the MLflow store agree on them.
 
-The **project** is a parabit checkout: the folder with parabit's ``pyproject.toml`` and the shipped ``jobs/configs``,
-``tuning/spaces``, ... that relative paths in configs and commands name. Where the library is installed says nothing
+The **project** is a parabit checkout: the folder with parabit's ``pyproject.toml``, from which the relative paths
+that callers hand in (config files, search spaces, documents, in commands and inside configs) are read. The library
+names none of those files itself. Where the library is installed says nothing
 about it in general: a job under ``ray job submit`` imports parabit from a py_module Ray unpacked somewhere, and an
 installed wheel lives in site-packages. :func:`project_root` therefore takes the first parabit checkout of
 
@@ -72,7 +73,8 @@ def project_root() -> Path:
 
 
 def project_path(path: str | os.PathLike) -> Path:
-    """``path`` as given when absolute, else under :func:`project_root` (``jobs/configs/main.yaml``)."""
+    """``path`` as given when absolute, else under :func:`project_root`: how every relative path a caller hands in is
+    read (a config a command was given, e.g. ``jobs/configs/main.yaml``, and the config files a config names)."""
     path = Path(path).expanduser()
     return path if path.is_absolute() else project_root() / path
 

@@ -1,9 +1,10 @@
 """The quality table: every recipe against its own untrained initialisation, the untrained GloVe baselines and the
 seed paper's row, on the same evaluator and data, with the command that makes each row.
 
-A :class:`QualityPlan` (``jobs/configs/quality/plan.yaml``) names the data pipelines the recipes read and the recipes
-(a training config plus ``--set`` overrides each). ``parabit quality`` runs it (``pipelines.quality``) and writes
-``docs/quality.md`` from :func:`quality_markdown`; ``parabit champion`` trains and promotes the plan's champion.
+A :class:`QualityPlan` (a YAML file the caller hands in; the checkout ships one) names the data pipelines the recipes
+read and the recipes (a training config plus ``--set`` overrides each). ``parabit quality`` runs it
+(``pipelines.quality``) and writes the table from :func:`quality_markdown` into the plan's ``document``;
+``parabit champion`` trains and promotes the plan's champion.
 """
 
 from __future__ import annotations
@@ -55,14 +56,17 @@ class QualityPlan(Config):
     it), ``recipes`` (by name: the run name is ``<plan name>-<recipe name>``), the ``champion`` recipe (what
     ``parabit champion`` trains and promotes), the training ``seeds`` every recipe runs with (a row is their mean ±
     standard deviation; the recipe config's own seed keeps the plain run name, another seed ``s`` adds ``-seed<s>``),
-    and where the table goes."""
+    and ``document``, the markdown file the table goes into (relative: in the project folder; its table is replaced,
+    the prose around it kept). No default: a plan that names no document has its table printed and logged to
+    MLflow only. Config paths (``config`` of a recipe or data step) are read from the project folder when
+    relative."""
 
     name: str = Field("quality", pattern=r"^[^/\s]+$")
     data: list[DataStep] = Field(default_factory=list)
     recipes: dict[str, RecipeEntry] = Field(min_length=1)
     champion: str
     seeds: tuple[NonNegativeInt, ...] = Field((1, 2, 3), min_length=1)
-    document: str = "docs/quality.md"
+    document: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _champion_is_a_recipe(self):

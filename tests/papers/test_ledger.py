@@ -8,11 +8,17 @@ import json
 import pytest
 
 from parabit.config import ConfigError
+from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.paths import data_root, output_root, project_path
 from parabit.recipes import load_run_config
 from parabit.papers.cells import CellResult, Group, Results, make_cell, reconfigure
+from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import PaperTime
-from parabit.papers.ledger import CellRecord, Ledger, PreparedRecord, cell_digest, digest, local, portable
+from parabit.papers.plan import PlanContext
+from parabit.reproduction.plans import PLANS
+from parabit.papers.ledger import (CellRecord, Ledger, PreparedRecord, cell_digest, digest, local, portable,
+                                         settings)
+from parabit.papers.wieting.plan import WietingSettings
 
 SICK = "jobs/configs/siamese/sick_en.yaml"
 
@@ -90,3 +96,29 @@ def test_wall_time_counts_overlapping_cells_once(sick_cell):
     assert took.busy == 20 * 60  # 10:00-10:15 and a day later 5 minutes; the gap between sessions is not counted
     assert took.cell == 1500 and took.most_at_once == 2 and took.cells == 3 and took.prepare == 60.0
     assert "at most 2 at once" in took.text() and "vm (2 CPUs)" in took.text()
+
+
+def test_where_a_config_file_lives_is_no_part_of_a_digest_what_is_read_from_it_is(tmp_path):
+    files = {key: f"jobs/configs/wieting/{name}.yaml" for key, name in
+             (("backtranslate", "backtranslate_apertium"), ("roundtrip", "roundtrip_marian"), ("train", "train_avg"))}
+    shipped = WietingSettings(**files)
+    moved = WietingSettings(**{key: f"/elsewhere/{key}.yaml" for key in files})
+    assert settings(shipped) == settings(moved) == {} and digest({"s": shipped}) == digest({"s": moved})
+    assert digest({"s": shipped}) != digest({"s": WietingSettings(**files, sample_size=1000)})
+    # a file that may be left out (no sweep: the plan digests the sweep's content, or None), and inside a section
+    sweep = ElgoharySettings(config="a.yaml", jbi_sweep="tuning/spaces/jbi_elgohary.yaml")
+    assert settings({"s": sweep}) == settings({"s": ElgoharySettings(config="b.yaml")}) == {"s": {}}
+    sections = [ReproduceConfig(papers=["wieting"], wieting=w, elgohary=e) for w, e in
+                ((shipped, sweep), (moved, ElgoharySettings(config="b.yaml")))]
+    assert settings(sections[0]) == settings(sections[1]) == {"papers": ["wieting"], "elgohary": {}, "wieting": {}}
+
+    # The plan's data digest: a copy of the training config elsewhere is the same data step, a changed one is not.
+    def data_digest(train: str) -> str:
+        config = ReproduceConfig(papers=["wieting"], wieting={**files, "train": train})
+        return digest(PLANS["wieting"](PlanContext(config)).data_fingerprint())
+
+    text = project_path(files["train"]).read_text()
+    (tmp_path / "copy.yaml").write_text(text)
+    (tmp_path / "changed.yaml").write_text(text.replace("epochs: 20", "epochs: 21"))
+    assert data_digest(files["train"]) == data_digest(str(tmp_path / "copy.yaml"))
+    assert data_digest(files["train"]) != data_digest(str(tmp_path / "changed.yaml"))

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from parabit.config import load_config
+from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
 from parabit.papers.ledger import Ledger, local
 from parabit.papers.plan import PlanContext
@@ -29,6 +31,11 @@ CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([^|]+?) \| ([-0-9.]+)
 CELLS = re.compile(r"^Cells: (\d+) of (\d+) finished\.$", re.M)
 COUNTS = re.compile(r"^cells: (\d+) taken from the ledger \((\S+)\), (\d+) from MLflow runs, (\d+) trained, "
                     r"(\d+) failed$", re.M)
+
+
+def shipped(**overrides) -> ReproduceConfig:
+    """The checkout's reproduction config (what `parabit reproduce` reads) with dotted ``overrides``."""
+    return load_config(ReproduceConfig, project_path("jobs/configs/reproduction.yaml"), overrides)
 
 
 def reproduce(env: dict, *args: str) -> str:
@@ -112,9 +119,9 @@ def test_a_changed_config_makes_its_recorded_cells_stale_and_an_unchanged_one_fi
     ledger = Ledger(ledger_folder)
     recorded = {r.cell for r in ledger.cells("bao")}
 
-    def opened(**bao) -> PaperRun:
-        config = ReproduceConfig(quick=True, repeats=1, papers=("bao",), ledger=str(ledger_folder),
-                                 bao={"quick_pairs": 200, **bao})
+    def opened(quick_pairs: int = 200) -> PaperRun:
+        config = shipped(quick=True, repeats=1, papers=["bao"], ledger=str(ledger_folder),
+                         **{"bao.quick_pairs": quick_pairs})
         paper = PaperRun(PLANS["bao"](PlanContext(config)))
         Reproduction(config, {}).open(paper, prepare=False)
         return paper
@@ -132,7 +139,7 @@ def test_a_data_step_run_again_keeps_the_facts_its_recorded_cells_were_planned_f
     record holds stays in force even where this run counts differently (eflomal samples without a seed); what the
     record lacks (a fact added since) comes from this run."""
     _, _, ledger_folder, _ = quick
-    config = ReproduceConfig(quick=True, repeats=1, papers=("elgohary",), ledger=str(ledger_folder))
+    config = shipped(quick=True, repeats=1, papers=["elgohary"], ledger=str(ledger_folder))
     reproduction = Reproduction(config, {})
     paper = PaperRun(PLANS["elgohary"](PlanContext(config)))
     reproduction.open(paper, prepare=False)

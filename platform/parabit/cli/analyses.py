@@ -11,7 +11,7 @@ from parabit.cli.options import common_options, config_path
 
 
 @click.command("bildrl-retrieval", short_help="BilDRL retrieval on training definitions (seen words).")
-@config_path(help_text="the BilDRL run's config (jobs/configs/bildrl/*.yaml)")
+@config_path(help_text="the BilDRL run's config (e.g. jobs/configs/bildrl/att_en-es.yaml)")
 @click.option("--rows", type=click.IntRange(min=1), default=2000, show_default=True,
               help="how many training definitions of the first direction to score")
 @common_options

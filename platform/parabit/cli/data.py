@@ -40,7 +40,8 @@ def translate_sick(config_path: str | None, overrides: dict) -> int:
 def build_dictionaries(config_path: str | None, directions: tuple[str, ...], overrides: dict) -> int:
     """Build the BilDRL dictionaries (fr-en, en-es, es-en) and the en-es paraphrase set, once, as parquet.
 
-    Needs the bilingual spaces trained first (jobs/configs/bildrl/embeddings_{es,fr}.yaml)."""
+    Needs the bilingual spaces trained first (e.g. parabit train --config jobs/configs/bildrl/embeddings_es.yaml, and
+    the same for fr)."""
     from parabit.recipes.bildrl.build import build_dictionaries as build, summary
     from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig
 

@@ -37,8 +37,8 @@ def _print_result(result) -> None:
 
 
 @click.command(short_help="Train from YAML configs; evaluate, log, register.")
-@config_path(multiple=True, help_text="a training config (any recipe: pairs, siamese, bildrl; see jobs/configs/); "
-                                      "repeat to train several, one after another")
+@config_path(multiple=True, help_text="a training config (any recipe: pairs, siamese, bildrl; e.g. "
+                                      "jobs/configs/main.yaml); repeat to train several, one after another")
 @click.option("--vary", multiple=True, metavar="KEY=V1,V2",
               help="train each config once per value, named <name>-<value> (e.g. --vary model.variant=sialstm,"
                    "attsialstm); several --vary give every combination")
@@ -76,7 +76,7 @@ def train(config_paths: tuple[str, ...], vary: tuple[str, ...], suffix: str, ove
 
 
 @click.command(short_help="Run or resume a Tune sweep (best as @candidate).")
-@click.option("--space", required=True, metavar="PATH", help="search space YAML (see tuning/spaces/)")
+@click.option("--space", required=True, metavar="PATH", help="search space YAML (e.g. tuning/spaces/jbi_elgohary.yaml)")
 @click.option("--name", default=None, help="sweep name (default: the space's name); the same name resumes")
 @click.option("--num-samples", type=click.IntRange(min=1), default=None,
               help="how many trials (random and optuna search; default: the space's search.num_samples)")

@@ -1,7 +1,7 @@
 """Dictionary retrieval loss: a definition's encoding should be nearest (by cosine) to its own word among every word
 of that word's language: a softmax over the candidates, the reverse-dictionary search that retrieval then does.
 Not Chen et al.'s L2; offered beside it because L2 regression onto 50-d vectors leaves held-out words near chance
-here (docs/reproduction.md, BilDRL)."""
+here (the BilDRL part of the reproduction, ``parabit reproduce --seed-paper bildrl``)."""
 
 from __future__ import annotations
 

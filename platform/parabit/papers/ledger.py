@@ -1,8 +1,9 @@
 """The results ledger: every finished reproduction cell as one committed line, so results travel with the code.
 
 A reproduction of many hours outlives one machine and one MLflow store only if its results are in the repository.
-Each paper has one line-oriented file, ``<folder>/<paper>.jsonl`` (``docs/reproduction/`` for the real
-reproduction), to which the reproduction appends
+Each paper has one line-oriented file, ``<folder>/<paper>.jsonl`` in the folder the reproduction config names
+(``parabit reproduce`` passes the checkout's committed ledger folder for a full run), to which the reproduction
+appends
 
 * a **cell record** when a cell finishes: cell name, paper, group, seed, the **digest** of what the cell trains,
   the code commit, every metric its run logged, train seconds, data sizes, machine and cores, when it ran;
@@ -15,7 +16,8 @@ MLflow store knows it, and the document reads its numbers from the record. A rec
 training settings, or the data the paper prepares, changed since) is **stale**: shown as such, never used.
 
 The digest covers the training config's settings that differ from their defaults, without those that may change
-between runs of one name (its run name, tracking, scaling, storage: :data:`parabit.training.config.RESUMABLE_CHANGES`),
+between runs of one name (its run name, tracking, scaling, storage: :data:`parabit.training.config.RESUMABLE_CHANGES`)
+and without the paths of config files (:data:`parabit.config.ConfigFile`: what was read from them counts),
 with paths written relative to the project, data and output folders, so the same cell has the same digest in every
 checkout and a setting added later at a neutral default invalidates nothing; and the digest of the data its paper
 prepared. Lines are JSON (fields in a fixed order): appending never rewrites a line, so two machines' ledgers merge
@@ -37,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from parabit.config import ConfigError
+from parabit.config import ConfigError, config_file_fields
 from parabit.paths import data_root, output_root, project_root
 from parabit.training.config import RESUMABLE_CHANGES, RunConfig
 
@@ -90,9 +92,12 @@ def local(value: Any) -> Any:
 
 def settings(value: Any) -> Any:
     """``value`` with every config in it as the settings that differ from their defaults: a setting added later
-    with a default that keeps the old behaviour leaves every digest (and so every record) valid."""
+    with a default that keeps the old behaviour leaves every digest (and so every record) valid. Fields that name
+    another config file (:data:`parabit.config.ConfigFile`) are left out: where a file lives is not what is trained,
+    and the plans digest what they read from it (the pipeline and training configs, the sweep space)."""
     if isinstance(value, BaseModel):
-        return settings(value.model_dump(mode="json", exclude_defaults=True))
+        files = config_file_fields(value) or None
+        return settings(value.model_dump(mode="json", exclude_defaults=True, exclude=files))
     if isinstance(value, dict):
         return {key: settings(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from parabit.config import ConfigError
 from parabit.paths import output_root
 from parabit.papers.cells import Group, Results
 from parabit.papers.findings import Finding
@@ -97,8 +98,13 @@ class PaperPlan(ABC):
 
     @property
     def settings(self) -> Any:
-        """This paper's section of the reproduction config (``config.<key>``)."""
-        return getattr(self.context.config, self.key)
+        """This paper's section of the reproduction config (``config.<key>``); a :class:`ConfigError` when the
+        config has none (a plan is only built for a paper whose section is given)."""
+        section = getattr(self.context.config, self.key)
+        if section is None:
+            raise ConfigError(f"the reproduction config has no `{self.key}:` section: {self.key}'s plan needs its "
+                              "settings (the config files it trains from)")
+        return section
 
     @cached_property
     def workdir(self) -> Path:

@@ -1,12 +1,13 @@
-"""What ``parabit reproduce`` runs: :class:`ReproduceConfig` (``jobs/configs/reproduction.yaml``), with one section
-per seed paper whose fields its plan documents."""
+"""What ``parabit reproduce`` runs: :class:`ReproduceConfig`, with one section per seed paper whose fields its plan
+documents. The library holds no default config file: the command reads the file it is given (the checkout ships
+one, which names every paper's config files)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, field_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from parabit.papers.bao.plan import BaoSettings
 from parabit.papers.bildrl.plan import BilDRLSettings
@@ -24,12 +25,16 @@ class ReproduceConfig(Config):
     ``--quick`` adds ``-quick`` so quick cells never stand in for real ones); ``papers`` are run in order;
     ``repeats`` training seeds from ``first_seed`` for every group a finding compares (groups only shown in a table
     train with the first seed). ``quick``: every paper's small slices and 1 epoch, and only the groups of its first
-    finding. ``document``: where the document goes (default ``docs/reproduction.md``; quick runs default to the
-    output folder, so a smoke run never replaces the real document); figures go to the folder of the same name
-    beside it (``docs/reproduction/``). ``ledger``: the folder of the results ledger, one ``<paper>.jsonl`` each
-    (default ``docs/reproduction/``; quick runs: the output folder's ``ledger/``). ``parallel``: how many cells
-    train at once (``auto``: as many as the cluster's free CPUs or GPUs hold, one CPU kept for Ray Data; on 2 cores
-    with 1-CPU cells that is one). ``experiment``: the MLflow experiment of every cell and the parent runs."""
+    finding. ``document``: where the document goes; figures go to the folder of the same name beside it.
+    ``ledger``: the folder of the results ledger, one ``<paper>.jsonl`` each. Both default to this reproduction's
+    output folder (``<outputs>/reproduction/<prefix>/reproduction.md`` and ``.../ledger/``), so a run that names
+    neither never touches committed files; ``parabit reproduce`` passes the checkout's committed document and
+    ledger for a full run (not for ``--quick``) unless the config names its own. Relative paths are read from the
+    project folder. ``parallel``: how many cells train at once (``auto``: as many as the cluster's free CPUs or GPUs
+    hold, one CPU kept for Ray Data; on 2 cores with 1-CPU cells that is one). ``experiment``: the MLflow
+    experiment of every cell and the parent runs. ``bao``, ``elgohary``, ``wieting``, ``bildrl``: each paper's
+    section (the config files it trains from have no defaults); every paper in ``papers`` needs its section, and
+    the document shows the papers not run here from the ledger only when their section is given too."""
 
     name: str = Field("repro", pattern=r"^[^/\s]+$")
     papers: tuple[str, ...] = PAPERS
@@ -40,10 +45,10 @@ class ReproduceConfig(Config):
     document: str | None = None
     ledger: str | None = None
     parallel: PositiveInt | Literal["auto"] = "auto"
-    bao: BaoSettings = Field(default_factory=BaoSettings)
-    elgohary: ElgoharySettings = Field(default_factory=ElgoharySettings)
-    wieting: WietingSettings = Field(default_factory=WietingSettings)
-    bildrl: BilDRLSettings = Field(default_factory=BilDRLSettings)
+    bao: BaoSettings | None = None
+    elgohary: ElgoharySettings | None = None
+    wieting: WietingSettings | None = None
+    bildrl: BilDRLSettings | None = None
 
     @field_validator("papers")
     @classmethod
@@ -51,6 +56,20 @@ class ReproduceConfig(Config):
         if not papers:
             raise ValueError(f"name at least one of {list(PAPERS)}")
         return tuple(check_name(p, PAPERS, "seed paper") for p in papers)
+
+    @model_validator(mode="after")
+    def _papers_have_sections(self):
+        missing = [paper for paper in self.papers if not self.has_section(paper)]
+        if missing:
+            sections = ", ".join(f"`{paper}:`" for paper in missing)
+            raise ValueError(f"papers {missing} have no section of settings: add {sections} naming the config files "
+                             "each trains from (the checkout's reproduction config names them all; `parabit config "
+                             "schema reproduce` lists every field), or leave the paper out of `papers`")
+        return self
+
+    def has_section(self, paper: str) -> bool:
+        """Does this config hold ``paper``'s section (its plan can be built)?"""
+        return getattr(self, paper) is not None
 
     @property
     def prefix(self) -> str:
@@ -66,15 +85,13 @@ class ReproduceConfig(Config):
 
     @property
     def document_path(self) -> Path:
-        if self.document:
-            return project_path(self.document)
-        return self.output_path / "reproduction.md" if self.quick else project_path("docs/reproduction.md")
+        """``document`` (relative: in the project folder), else the output folder's ``reproduction.md``."""
+        return project_path(self.document) if self.document else self.output_path / "reproduction.md"
 
     @property
     def ledger_path(self) -> Path:
-        if self.ledger:
-            return project_path(self.ledger)
-        return self.output_path / "ledger" if self.quick else project_path("docs/reproduction")
+        """``ledger`` (relative: in the project folder), else the output folder's ``ledger/``."""
+        return project_path(self.ledger) if self.ledger else self.output_path / "ledger"
 
     @property
     def figures_path(self) -> Path:

@@ -1,4 +1,4 @@
-"""docs/reproduction.md: written by the reproduction from the results ledger, never by hand.
+"""The reproduction document (``ReproduceConfig.document``): written from the results ledger, never by hand.
 
 Every paper's part (:func:`paper_part`) is rendered from its results, which come from the ledger
 (:mod:`parabit.papers.ledger`); :func:`assemble` joins the parts under one header and the findings of all

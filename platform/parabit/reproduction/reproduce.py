@@ -252,6 +252,9 @@ class Reproduction:
         parts = {}
         for key, plan_class in PLANS.items():
             paper = running.get(key) or self._views.get(key)
+            if paper is None and not self.config.has_section(key):  # no settings to plan it with: "not run yet"
+                parts[key] = None
+                continue
             if paper is None:
                 paper = self._views[key] = PaperRun(plan_class(context))
                 self.open(paper, prepare=False)

@@ -48,7 +48,9 @@ def _restored_plan(phrase_sweep: dict | None):
     from parabit.reproduction.config import ReproduceConfig
     from parabit.papers.plan import PlanContext
 
-    plan = ElgoharyPlan(PlanContext(ReproduceConfig(name="elgohary-test", papers=("elgohary",)), {}))
+    config = load_config(ReproduceConfig, PROJECT_ROOT / "jobs/configs/reproduction.yaml",
+                         {"name": "elgohary-test", "papers": ["elgohary"]})
+    plan = ElgoharyPlan(PlanContext(config, {}))
     sentences = {"objective.distance": "euclidean", "objective.margin": 1, "objective.regularization": 0.001,
                  "objective.negatives": 15, "optim.batch_size": 25}
     sweep = {"name": "s", "space": "tuning/spaces/jbi_elgohary.yaml", "parent_run_id": "r", "best_params": sentences,

@@ -36,6 +36,7 @@ def prepared(ray_session, outputs, tmp_path_factory):
         (folder / name).write_text(yaml.safe_dump(content))
     config = ReproduceConfig(name="wieting-test", papers=("wieting",), repeats=1, wieting={
         "backtranslate": str(folder / "backtranslate.yaml"), "train": str(folder / "train.yaml"),
+        "roundtrip": "jobs/configs/wieting/roundtrip_marian.yaml",
         "sample_size": SIZE, "tune_epochs": 1, "engine_sample": 40, "length_ranges": [[0, 6], [6, None]],
         "filters": [{"name": "bleu", "windows": [[None, 0.5], [0.5, None]]}]})
     plan = WietingPlan(PlanContext(config, {"backtranslate": backtranslate.run}))

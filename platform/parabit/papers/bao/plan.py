@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import PositiveInt
 
 from parabit.papers.bao.paper import EARLIER_TABLE1, EARLIER_TABLE2, LABELS, MODELS, TABLE1, TABLE2, TABLE2_LENGTHS
-from parabit.config import Config
+from parabit.config import Config, ConfigFile
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.papers.cells import Group
@@ -24,12 +24,13 @@ NOT_HERE = Metric("not measured here", ("-",), digits=4)
 
 
 class BaoSettings(Config):
-    """Bao et al.'s runs: ``sick_config`` and ``msrp_config`` (training YAMLs of recipe ``siamese``; their
-    ``data.max_length`` is Table I's length), Table II's ``lengths``, whether to run ``msrp``. ``--quick``: the first
-    ``quick_pairs`` pairs of every split and one epoch."""
+    """Bao et al.'s runs: ``sick_config`` and ``msrp_config`` (training YAMLs of recipe ``siamese``, no defaults: the
+    reproduction config names them, relative paths read from the project folder; their ``data.max_length`` is
+    Table I's length), Table II's ``lengths``, whether to run ``msrp``. ``--quick``: the first ``quick_pairs`` pairs
+    of every split and one epoch."""
 
-    sick_config: str = "jobs/configs/siamese/sick_en.yaml"
-    msrp_config: str = "jobs/configs/siamese/msrp.yaml"
+    sick_config: ConfigFile
+    msrp_config: ConfigFile
     lengths: tuple[PositiveInt, ...] = TABLE2_LENGTHS
     msrp: bool = True
     quick_pairs: PositiveInt = 200

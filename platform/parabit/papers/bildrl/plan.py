@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
-from parabit.config import Config
+from parabit.config import Config, ConfigFile
 from parabit.recipes.bildrl.aligned_space import AlignedSpaceConfig, build_aligned_space, space_report
 from parabit.recipes.bildrl.config import DictionaryBuildConfig, foreign_language
 from parabit.recipes.bildrl.evaluation import untrained_references
@@ -53,14 +53,16 @@ PARAPHRASE_F1 = Metric.named("paraphrase-en-es/test/f1", "En&Es paraphrase F1", 
 
 
 class BilDRLSettings(Config):
-    """Chen et al.'s runs: the model configs in ``configs`` (``<model>_<direction>.yaml``, ``<model>_mtl_es.yaml``,
-    ``att_joint_es.yaml``), trained ``epochs`` at ``lr`` on ``max_train_rows`` rows per direction (the paper: up to
-    1000 epochs at 5e-4; the shipped configs' 5 epochs did not even fit the training words); ``space``: how the
+    """Chen et al.'s runs: the model configs in the folder ``configs`` (``<model>_<direction>.yaml``,
+    ``<model>_mtl_es.yaml``, ``att_joint_es.yaml``; no default: the reproduction config names the folder, a relative
+    path is read from the project folder), trained ``epochs`` at ``lr`` on ``max_train_rows`` rows per direction
+    (the paper: up to 1000 epochs at 5e-4; the shipped configs' 5 epochs did not even fit the training words);
+    ``space``: how the
     aligned spaces are built (its ``lang`` is set per space); ``test_words`` held out per direction; ``seen_words``:
     the en-es and es-en softmax cells also retrieve that many of their own training words (fitting vs generalising).
     ``--quick``: ``quick_rows`` rows, ``quick_test_words`` test words, 1 epoch, no paraphrase set."""
 
-    configs: str = "jobs/configs/bildrl"
+    configs: ConfigFile
     epochs: PositiveInt = 30
     lr: PositiveFloat = 0.002
     max_train_rows: PositiveInt | None = 10_000
@@ -295,8 +297,8 @@ class BilDRLPlan(PaperPlan):
                 "held-out words are drawn from that pool, so none of them places its own vector). Dictionaries as `parabit build-dictionaries` "
                 "(WordNet/WOLF/MUSE-derived, Apertium-translated Spanish definitions; not the paper's Wikt3l), "
                 f"rebuilt against these spaces with {self.build.test_words} held-out words per direction. Models: "
-                f"the `jobs/configs/bildrl/` configs (1 layer, hidden 200, definitions cut at 15 tokens; the paper: "
-                f"5 stacked layers), {s.epochs} epochs at lr {s.lr} (AMSGrad, batch 64), "
+                f"the `{s.configs.rstrip('/')}/` configs (1 layer, hidden 200, definitions cut at 15 tokens; the "
+                f"paper: 5 stacked layers), {s.epochs} epochs at lr {s.lr} (AMSGrad, batch 64), "
                 f"{'all' if s.max_train_rows is None else f'{s.max_train_rows:,}'} training rows per direction.")
 
     def sections(self, results) -> list[Section]:

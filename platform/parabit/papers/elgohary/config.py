@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt
 
-from parabit.config import Config, load_config
+from parabit.config import Config, ConfigFile, load_config
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.paths import project_path
 from parabit.phrases import PhrasesConfig
@@ -17,10 +17,13 @@ Objective = Literal["jbi", "jpa"]
 
 
 class ReproductionConfig(Config):
-    """What to train. ``base_config``: the training YAML every run starts from; ``common``, ``jbi`` and ``jpa``:
-    dotted overrides (as ``--set``) for every run, J_bi runs and J_pa runs. The J_bi defaults are the best point of
-    the ``tuning/spaces/jbi_elgohary.yaml`` sweep (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting
-    et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
+    """What to train. ``phrases_config``: the ``phrases`` pipeline's config (a ``PhrasesConfig`` YAML), whose phrase
+    table and pivot paraphrases the phrase conditions train on; ``base_config``: the training YAML (recipe ``pairs``)
+    every run starts from. Both have no default: the file names them (relative paths are read from the project
+    folder, like every config path). ``common``, ``jbi`` and ``jpa``: dotted overrides (as ``--set``) for every run,
+    J_bi runs and J_pa runs. The J_bi defaults are the best point of the J_bi sweep (the space the reproduction's
+    ``jbi_sweep`` names; batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting et al.'s cosine margin 0.4
+    with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
     of training pairs (a seeded sample; null: every pair of every condition, the paper's setting, where conditions
     differ in size as they did there).
     ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
@@ -30,8 +33,8 @@ class ReproductionConfig(Config):
     (:mod:`parabit.papers.elgohary.plan`)."""
 
     name: str = Field("elgohary", pattern=r"^[^/\s]+$")
-    phrases_config: str = "jobs/configs/phrases_en_es.yaml"
-    base_config: str = "jobs/configs/bilingual_sentences.yaml"
+    phrases_config: ConfigFile
+    base_config: ConfigFile
     conditions: tuple[Condition, ...] = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")
     objectives: tuple[Objective, ...] = ("jbi", "jpa")
     max_pairs: PositiveInt | None = 20_000

@@ -2,14 +2,14 @@
 J_pa on bilingual sentences, bilingual phrases and monolingual phrases), Table 4 (undertrained words), Table 5
 (pairs sharing a SICK bigram removed) and Table 6 (bilingual phrases by number of pairs), with the paper's findings.
 
-The phrase data comes from the ``phrases`` pipeline (``jobs/configs/phrases_en_es.yaml``), run first (resumable).
+The phrase data comes from the ``phrases`` pipeline (the config's ``phrases_config``), run first (resumable).
 """
 
 from __future__ import annotations
 
 from pydantic import PositiveInt
 
-from parabit.config import Config, load_config, read_yaml
+from parabit.config import Config, ConfigFile, load_config, read_yaml
 from parabit.papers.elgohary.analyses import TEST_SETS, pairs_available, undertrained_ratios
 from parabit.papers.elgohary.config import Condition, ReproductionConfig, phrase_data_paths, train_config
 from parabit.papers.elgohary.paper import (CONDITION_LABELS, OBJECTIVE_LABELS, ROWS, TABLE4, TABLE5, TABLE6, TABLE6_SIZES,
@@ -52,15 +52,17 @@ def paper_sts_avg(condition: str, objective: str) -> float:
 
 class ElgoharySettings(Config):
     """Elgohary & Carpuat's runs: ``config`` (a :class:`~parabit.papers.elgohary.config.ReproductionConfig` YAML: conditions,
-    objectives, settings, analyses). ``jbi_sweep``: the sweep space whose best point on the paper's dev set (STS 2012
-    SMT-europarl train) gives every J_bi cell its settings, as the paper tuned them (null: the config's ``jbi`` as
-    given); its trials and choice are part of the paper's prepared record in the ledger. ``jbi_phrases_sweep``: tune
+    objectives, settings, analyses; no default: the reproduction config names it, a relative path is read from the
+    project folder). ``jbi_sweep``: the sweep space (a ``parabit sweep --space`` YAML) whose best point on the paper's
+    dev set (STS 2012 SMT-europarl train) gives every J_bi cell its settings, as the paper tuned them (null, the
+    default: no sweep, the config's ``jbi`` as given); its trials and choice are part of the paper's prepared record
+    in the ledger. ``jbi_phrases_sweep``: tune
     J_bi once more, on the bilingual phrases (the same space over the phrase table), for the BiPh J_bi cells: the
     paper tuned per condition and chose cosine for bilingual phrases, Euclidean for sentences. ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs``
     pairs each, one epoch, no analyses."""
 
-    config: str = "jobs/configs/elgohary.yaml"
-    jbi_sweep: str | None = "tuning/spaces/jbi_elgohary.yaml"
+    config: ConfigFile
+    jbi_sweep: ConfigFile | None = None
     jbi_phrases_sweep: bool = True
     quick_pairs: PositiveInt = 2000
     quick_conditions: tuple[Condition, ...] = ("bilingual_sentences", "ppdb")

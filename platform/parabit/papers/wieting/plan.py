@@ -1,11 +1,12 @@
 """Wieting, Mallinson & Gimpel (2017) reproduced on the shipped data (see :mod:`parabit.papers.wieting`).
 
-Data: one back-translation pipeline run (Apertium es→en of all shipped Spanish bitext, every filter's score stored,
-``jobs/configs/wieting/backtranslate_apertium.yaml``); every variant is a selection of its own from those scores
-(:mod:`parabit.papers.wieting.selection`), at one equal size per comparison: the filters alone and unfiltered at
-``sample_size`` (24k, the paper's), the length ranges at the largest size every range allows, the engines at the
-largest size both give on one seeded Tatoeba sample (Apertium back-translations vs marian-pt en→pt→en round trips of
-the same references). Bilingual pairs and PPDB are sampled to the same size by the training data config.
+Data: one back-translation pipeline run (Apertium es→en of all shipped Spanish bitext, every filter's score stored;
+the pipeline config that :class:`WietingSettings` ``backtranslate`` names); every variant is a selection of its own
+from those scores (:mod:`parabit.papers.wieting.selection`), at one equal size per comparison: the filters alone and
+unfiltered at ``sample_size`` (24k, the paper's), the length ranges at the largest size every range allows, the
+engines at the largest size both give on one seeded Tatoeba sample (Apertium back-translations vs marian-pt
+en→pt→en round trips of the same references). Bilingual pairs and PPDB are sampled to the same size by the training
+data config.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import Field, PositiveInt
 
-from parabit.config import Config, load_config
+from parabit.config import Config, ConfigFile, load_config
 from parabit.data.bitext import read_tatoeba
 from parabit.data.errors import Quarantine
 from parabit.data.ppdb import read_ppdb_lexical
@@ -52,17 +53,19 @@ def _default_filters() -> tuple[FilterSpec, ...]:
 
 
 class WietingSettings(Config):
-    """Wieting et al.'s runs. ``backtranslate``: the scoring pipeline (every filter scored, nothing selected);
-    ``roundtrip``: the neural engine's pipeline for the engine comparison (its sources are replaced by a seeded
-    sample of ``engine_sample`` Tatoeba pairs, which Apertium back-translates too); ``train``: the training settings
-    (AVG; GRAN via ``model.encoder: gran`` for ``gran_epochs``). ``sample_size``: the controlled comparison's size
-    (or the most the data allows); ``filters``: each filter tried alone, its threshold windows swept for
-    ``tune_epochs`` epochs per trial on the dev set; ``length_ranges``: token ranges of both sides (null: open).
-    ``--quick``: ``quick_pairs`` Tatoeba pairs, one epoch, the middle window of each filter untuned, no engines."""
+    """Wieting et al.'s runs. Three config files, no defaults (the reproduction config names them; relative paths
+    are read from the project folder): ``backtranslate``, the scoring pipeline (a ``PipelineConfig``: every filter
+    scored, nothing selected); ``roundtrip``, the neural engine's pipeline for the engine comparison (its sources
+    are replaced by a seeded sample of ``engine_sample`` Tatoeba pairs, which Apertium back-translates too);
+    ``train``, the training settings (a ``pairs`` training config: AVG; GRAN via ``model.encoder: gran`` for
+    ``gran_epochs``). ``sample_size``: the controlled comparison's size (or the most the data allows); ``filters``:
+    each filter tried alone, its threshold windows swept for ``tune_epochs`` epochs per trial on the dev set;
+    ``length_ranges``: token ranges of both sides (null: open). ``--quick``: ``quick_pairs`` Tatoeba pairs, one
+    epoch, the middle window of each filter untuned, no engines."""
 
-    backtranslate: str = "jobs/configs/wieting/backtranslate_apertium.yaml"
-    roundtrip: str = "jobs/configs/wieting/roundtrip_marian.yaml"
-    train: str = "jobs/configs/wieting/train_avg.yaml"
+    backtranslate: ConfigFile
+    roundtrip: ConfigFile
+    train: ConfigFile
     sample_size: PositiveInt = 24_000
     seed: int = 13
     filters: tuple[FilterSpec, ...] = Field(default_factory=_default_filters)
