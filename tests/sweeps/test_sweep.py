@@ -1,6 +1,8 @@
-"""Real sweeps on the local Ray: MLflow parent/child runs, and a killed sweep driver restored to completion."""
+"""Real sweeps on the local Ray: MLflow parent/child runs, a killed sweep driver restored to completion, a sweep of
+another recipe (Siamese) with its own final score, and a trial that diverges while the rest of its sweep goes on."""
 
 import json
+import math
 import os
 import re
 import signal
@@ -11,7 +13,14 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from parabit.recipes.bildrl.config import BilDRLConfig
+from parabit.recipes.bildrl.recipe import BilDRLRecipe
+from parabit.evaluation.report import EvaluationReport, Score
+from parabit.recipes.pairs.config import PairsConfig
+from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.paths import PROJECT_ROOT
+from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig
+from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.sweeps.space import load_space
 from parabit.sweeps.sweep import FINAL_METRIC, run_sweep
 
@@ -167,3 +176,80 @@ def test_a_sweep_stopped_with_ctrl_c_then_killed_resumes_to_one_registered_best(
         "objective.margin": float(best.data.params["objective.margin"])}
     assert version.run_id == parent.info.run_id
     assert not list((outputs / "mlflow-spool").glob("*.json"))  # no write was refused or left undelivered
+
+
+def test_each_recipe_takes_its_final_score_from_its_own_report():
+    """Pairs: the mean over STS years of each year's mean Pearson r; Siamese: the test split's Pearson r (SICK) or
+    accuracy (MSRP), not the selected epoch's dev score; BilDRL: held-out P@1 over the directions it trains. NaN when
+    the report lacks it (a pairs run evaluated without STS)."""
+    def report(*rows):
+        return EvaluationReport([Score(benchmark, subset, metric, value, 10)
+                                 for benchmark, subset, metric, value in rows])
+
+    sts = report(("sts2015", "mean", "pearson", 0.5), ("sts2016", "mean", "pearson", 0.7),
+                 ("sts2016", "wmean", "pearson", 0.9), ("sts2016", "mean", "spearman", 0.9),
+                 ("sick", "test", "pearson", 0.1))
+    assert PairsRecipe(PairsConfig()).final_score(sts) == pytest.approx(0.6)
+    assert math.isnan(PairsRecipe(PairsConfig()).final_score(report(("sick", "test", "pearson", 0.1))))
+
+    sick = report(("sick-en", "test", "pearson", 0.6), ("sick-en", "test", "mse", 0.3),
+                  ("sick-en", "dev", "pearson", 0.8))
+    assert SiameseRecipe(SiameseConfig()).final_score(sick) == pytest.approx(0.6)
+    msrp = report(("msrp", "test", "accuracy", 0.7), ("msrp", "test", "f1", 0.8), ("msrp", "dev", "accuracy", 0.75))
+    assert SiameseRecipe(SiameseConfig(data=SiameseDataConfig(task="msrp"))).final_score(msrp) == pytest.approx(0.7)
+
+    retrieval = report(("en-es", "test", "p_at_1", 0.2), ("es-en", "test", "p_at_1", 0.4),
+                       ("es-en", "test", "mrr", 0.5), ("es-en", "seen", "p_at_1", 0.9),
+                       ("fr-en", "test", "p_at_1", 0.99))  # fr-en: evaluated, not trained
+    assert BilDRLRecipe(BilDRLConfig(directions=("en-es", "es-en"))).final_score(retrieval) == pytest.approx(0.3)
+
+
+@pytest.mark.slow
+def test_a_siamese_sweep_selects_on_dev_and_reports_the_sick_test_pearson_as_its_final_score(
+        ray_session, isolated_mlflow_store):
+    """The shipped Table II space, cut to one point (SiaLSTM, 15 tokens), one epoch and 100 SICK pairs per split: its
+    recipe reports SICK scores and no STS, so the final score (the STS mean before) comes from the recipe."""
+    space = load_space(PROJECT_ROOT / "tuning" / "spaces" / "siamese_sick_en.yaml", name="siamese-small",
+                       overrides={"optim.epochs": 1, "data.max_pairs_per_split": 100,
+                                  "tracking.experiment": "sweep-tests"})
+    for parameter in space.parameters:
+        parameter.values = parameter.values[:1]
+    summary = run_sweep(space)
+
+    assert summary.trials == 1 and summary.errors == 0
+    assert math.isfinite(summary.best_dev_score) and math.isfinite(summary.best_final_score)
+    assert summary.best_final_score == pytest.approx(summary.best_report.value("sick-en", "test", "pearson"))
+    assert summary.best_dev_score == pytest.approx(summary.best_report.value("sick-en", "dev", "pearson"))
+    client = MlflowClient(isolated_mlflow_store)
+    (trial,) = _trials(client, "siamese-small")
+    assert trial.info.status == "FINISHED" and trial.data.params["model.variant"] == "sialstm"
+    assert trial.data.metrics[FINAL_METRIC] == pytest.approx(trial.data.metrics["sick-en/test/pearson"])
+    (parent,) = [r for r in _runs(client, "siamese-small") if r.data.tags["parabit.kind"] == "sweep"]
+    assert parent.data.metrics[FINAL_METRIC] == pytest.approx(summary.best_final_score)
+
+
+@pytest.mark.slow
+def test_a_trial_that_diverges_fails_with_the_reason_and_the_sweep_registers_the_best_of_the_others(
+        ray_session, write_space, isolated_mlflow_store):
+    """Two concurrent trials of one epoch: lr 1e37 makes one trial's loss non-finite in its first epoch."""
+    path = write_space("one-diverges", {"optim.lr": [0.005, 1e37]},
+                       search={"algorithm": "grid", "max_concurrent_trials": 2}, scheduler={"name": "fifo"},
+                       fixed={"optim.epochs": 1})
+    summary = run_sweep(load_space(path))
+
+    assert summary.trials == 2 and summary.errors == 1
+    assert summary.best_params == {"optim.lr": 0.005} and math.isfinite(summary.best_final_score)
+    client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
+    (diverged,) = [t for t in _trials(client, "one-diverges") if float(t.data.params["optim.lr"]) == 1e37]
+    (finished,) = [t for t in _trials(client, "one-diverges") if t.info.run_id != diverged.info.run_id]
+    assert diverged.info.status == "FAILED" and finished.info.status == "FINISHED"
+    reason = diverged.data.tags["mlflow.note.content"]  # the run's description in the MLflow UI
+    assert reason.startswith(f"training run {diverged.info.run_name} diverged at epoch 1, step ")
+    assert "not finite" in reason and "no model is registered" in reason
+    assert FINAL_METRIC not in diverged.data.metrics and "parabit.model_uri" not in diverged.data.tags
+    # The one model version is the sweep's, of the trial that did not diverge.
+    (version,) = client.search_model_versions("name = 'parabit-one-diverges'")
+    (parent,) = [r for r in _runs(client, "one-diverges") if r.data.tags["parabit.kind"] == "sweep"]
+    assert version.run_id == parent.info.run_id and parent.info.status == "FINISHED"
+    assert parent.data.tags["parabit.sweep.best_trial"] == finished.info.run_name
+    assert parent.data.metrics["errors"] == 1

@@ -1,10 +1,15 @@
-"""Running a sweep: one Tune trial per point, each trained by the training kernel like a single run.
+"""Running a sweep: one Tune trial per point, each trained by :func:`~parabit.training.driver.run_training` like a
+single run (settings lock, resume, divergence check, final evaluation), as a child of the sweep that registers nothing.
 
 MLflow gets one parent run per sweep and one child run per trial (params, per-epoch loss and dev score, the final
-table); at the end the best trial's model is evaluated in full and registered once, as a version of the base
-config's registered model with the alias ``@candidate``. The sweep's summary (best trial, its parameters and score,
-how many trials) lives in the parent run's tags, metrics and ``sweep/summary.json``, all of which a resumed sweep may
-update (MLflow params may not change).
+table and the recipe's final score, :data:`FINAL_METRIC`); at the end the best trial (by the space's
+``search.metric``, a dev score: never by the final score, which is on test data) is evaluated in full and its model
+registered once, as a version of the base config's registered model with the alias ``@candidate``. The sweep's
+summary (best trial, its parameters, dev and final score, how many trials and errors) lives in the parent run's tags,
+metrics and ``sweep/summary.json``, all of which a resumed sweep may update (MLflow params may not change).
+
+A trial that fails (e.g. its loss turns non-finite: its run ends ``FAILED`` with the divergence as its description)
+is counted as an error; the others go on, and the best is chosen among those that did not fail.
 
 Interrupted with Ctrl-C (SIGINT), Tune stops the trials and saves its state; the parent run ends ``KILLED``, nothing
 is registered and :class:`SweepInterrupted` is raised (the CLI exits 130). Re-running the same command restores the
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import tempfile
 import time
 from dataclasses import dataclass
@@ -36,8 +42,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
-from parabit.training.driver import build_trainer, check_resources, evaluate_checkpoint, log_prepared_data, \
-    open_tracker, remember_run
+from parabit.training.driver import check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
 from parabit.sweeps.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -49,6 +54,10 @@ FINAL_METRIC = tags.FINAL_SCORE
 
 class SweepInterrupted(KeyboardInterrupt):
     """The sweep was stopped (Ctrl-C) before every trial ended; its state is saved and the same command resumes."""
+
+
+class SweepFailed(RuntimeError):
+    """Every trial of the sweep failed (or none reported its metric): there is no best trial to register."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,7 @@ class SweepSummary:
     best_trial: str
     best_params: dict
     best_dev_score: float
+    best_final_score: float  # the best trial's final score (its recipe's Recipe.final_score; held-out data)
     best_report: EvaluationReport
     model_uri: str | None
     parent_run_id: str | None
@@ -89,46 +99,24 @@ def trial_name(space: SearchSpace, trial_id: str) -> str:
 
 
 def run_trial(trial_config: dict, context: SweepContext) -> None:
-    """One trial: train with the trial's config, report every epoch to Tune, log a child MLflow run."""
+    """One trial: the trial's config trained like any run (:func:`~parabit.training.driver.run_training`) as a child
+    MLflow run of the sweep, every epoch reported to Tune, then its final score and checkpoint.
+
+    A trial Tune runs again after ``Tuner.restore`` whose run already logged its final score (the sweep's driver was
+    killed after that, before Tune saved the trial as ended) reuses the score rather than evaluating again. Nothing is
+    registered: the sweep registers its best trial once, at its end. A trial that diverges raises
+    :class:`~parabit.training.guard.TrainingDiverged` (its run ends ``FAILED`` saying why): Tune counts it as an
+    error and the sweep goes on."""
     name = trial_name(context.space, tune.get_context().get_trial_id())
     config = context.space.trial_config(_trial_params(trial_config), name=name)
     config.storage_path = str(Path(context.directory) / "trials")
-    recipe = recipe_for(config)
-    prepared = recipe.prepare()
-    tracker = open_tracker(config, kind="trial", parent_run_id=context.parent_run_id,
-                           tags={tags.SWEEP: context.space.name, tags.COMMAND: context.command, **recipe.tags()},
-                           uri=context.tracking_uri)
-    with tracker.closing():
-        log_prepared_data(tracker, recipe, prepared)
-        result = build_trainer(recipe, prepared, tracker, callbacks=[TuneReportCallback()]).fit()
-        final = _evaluate_once(recipe, prepared, tracker, Checkpoint(result.checkpoint.path), title=name)
-    remember_run(config, tracker)
-    tune.report({**result.metrics, **final, CHECKPOINT_PATH_KEY: result.checkpoint.path})
-
-
-def _evaluate_once(recipe, prepared, tracker: RunTracker, checkpoint: Checkpoint, *, title: str) -> dict:
-    """The trial's final score (:data:`FINAL_METRIC`), evaluated and logged once.
-
-    Tune may run a trial again after ``Tuner.restore`` (a driver killed after the trial had logged its evaluation but
-    before Tune saved the trial as terminated): then the score already in its MLflow run is reused. A trial killed
-    part-way through logging evaluates again; the logging is idempotent, so nothing is written twice."""
-    logged = tracker.logged_value(FINAL_METRIC)
-    if logged is not None:
-        print(f"[{title}] final evaluation already in MLflow run {tracker.run_id}; reused, not evaluated again",
-              flush=True)
-        return {FINAL_METRIC: logged}
-    evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
-    tracker.log_history(record.for_mlflow())
-    tracker.log_report(evaluation.report, title=title)
-    final = _sts_mean(evaluation.report)
-    tracker.log_metrics_once({FINAL_METRIC: final})  # last: marks the evaluation complete
-    return {FINAL_METRIC: final}
-
-
-def _sts_mean(report: EvaluationReport) -> float:
-    means = [s.value for s in report.scores if s.benchmark.startswith("sts") and s.subset == "mean"
-             and s.metric == "pearson"]
-    return sum(means) / len(means) if means else float("nan")
+    result = run_training(recipe_for(config), kind="trial", parent_run_id=context.parent_run_id,
+                          tags={tags.SWEEP: context.space.name, tags.COMMAND: context.command},
+                          tracking_uri=context.tracking_uri, callbacks=[TuneReportCallback()], register=False,
+                          reuse_final_score=True)
+    # The last epoch's metrics again (ASHA and the best-trial choice read a trial's last report), with what only the
+    # end of a trial knows; from the checkpoint, so a trial that had finished training before a restore has them too.
+    tune.report({**result.history[-1], FINAL_METRIC: result.final_score, CHECKPOINT_PATH_KEY: result.checkpoint_path})
 
 
 def _searcher(space: SearchSpace):
@@ -222,8 +210,7 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
 def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: float) -> SweepSummary:
     """Evaluate the best trial in full, write the sweep's summary on the parent run, register the best model."""
     frame = results.get_dataframe()
-    # A trial's last result always names its latest checkpoint (kept), whether it finished or ASHA stopped it.
-    best = results.get_best_result(metric=space.search.metric, mode=space.search.mode, scope="last")
+    best = _best_result(space, results)
     best_params = _trial_params(best.config)
     best_name = trial_name(space, best.metrics["trial_id"])
     best_config = space.trial_config(best_params, name=best_name)
@@ -233,16 +220,34 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
     parent.log_report(evaluation.report, title=f"{space.name}: best trial")
     _log_trials_table(parent, frame)
     score = float(best.metrics[space.search.metric])
+    # From the full evaluation, not the trial's report: a trial ASHA stopped early never reported one.
+    final = recipe.final_score(evaluation.report)
     parent.set_tags({"parabit.sweep.best_trial": best_name, "parabit.sweep.best_params": json.dumps(best_params)})
-    parent.log_metrics({"best/dev_score": score, "sweep_seconds": seconds, "trials": float(len(frame))})
+    trials = len(results)  # the table (get_dataframe) leaves out a trial that failed before its first report
+    parent.log_metrics({"best/dev_score": score, FINAL_METRIC: final, "sweep_seconds": seconds,
+                        "trials": float(trials), "errors": float(results.num_errors)})
     parent.log_dict({"best_trial": best_name, "best_params": best_params, "best_dev_score": score,
-                     "trials": len(frame), "errors": results.num_errors, "metric": space.search.metric},
-                    "sweep/summary.json")
+                     "best_final_score": final, "trials": trials, "errors": results.num_errors,
+                     "metric": space.search.metric}, "sweep/summary.json")
     model_uri = None
     if evaluation.embedder is not None and base.tracking.register_as:
         model_uri = register_model(base, parent, evaluation.embedder, alias=CANDIDATE)
-    return SweepSummary(space.name, base.tracking.experiment, len(frame), results.num_errors, best_name,
-                        best_params, score, evaluation.report, model_uri, parent.run_id, seconds)
+    return SweepSummary(space.name, base.tracking.experiment, trials, results.num_errors, best_name,
+                        best_params, score, final, evaluation.report, model_uri, parent.run_id, seconds)
+
+
+def _best_result(space: SearchSpace, results: tune.ResultGrid) -> tune.Result:
+    """The trial with the best ``search.metric`` (dev data) in its last report, among those that ended without an
+    error: a trial that failed (e.g. diverged) may have reported good dev scores before it failed, and has no final
+    model. (Tune's own ``get_best_result`` considers failed trials too.) A trial's last result always names its
+    latest checkpoint (kept), whether it finished or ASHA stopped it."""
+    metric = space.search.metric
+    candidates = [r for r in results if r.error is None and CHECKPOINT_PATH_KEY in r.metrics
+                  and math.isfinite(r.metrics.get(metric, math.nan))]
+    if not candidates:
+        raise SweepFailed(f"sweep {space.name}: none of its {len(results)} trials ended with a finite {metric} "
+                          f"({results.num_errors} failed; their MLflow runs and Tune's error files say why)")
+    return (max if space.search.mode == "max" else min)(candidates, key=lambda r: r.metrics[metric])
 
 
 def _interrupted(error: BaseException | None) -> bool:

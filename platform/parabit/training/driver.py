@@ -1,10 +1,14 @@
 """The one training driver: prepare a recipe's data, run ``TorchTrainer``, evaluate, log and register the model.
 
-``run_training(recipe)`` trains any :class:`~parabit.training.recipe.Recipe`. Re-running it with the same
-``config.name`` resumes: Ray Train picks up the stored run (same ``RunConfig(name, storage_path)``) from its last
-checkpoint (or from a newer one its record missed when the driver was killed: :mod:`parabit.training.checkpointing`),
-and the MLflow run recorded for that name is continued rather than duplicated. A run that already trained all its
-epochs is not handed to Ray Train again: its last checkpoint is evaluated (and registered, if it was not yet).
+``run_training(recipe)`` trains any :class:`~parabit.training.recipe.Recipe`, as a plain run or as a Ray Tune trial
+(:mod:`parabit.sweeps.sweep` passes what differs: the run's kind and parent, Tune's report callback, no
+registration), so both take the same settings lock, resume, divergence check and final evaluation.
+
+Re-running it with the same ``config.name`` resumes: Ray Train picks up the stored run (same
+``RunConfig(name, storage_path)``) from its last checkpoint (or from a newer one its record missed when the driver was
+killed: :mod:`parabit.training.checkpointing`), and the MLflow run recorded for that name is continued rather than
+duplicated. A run that already trained all its epochs is not handed to Ray Train again: its last checkpoint is
+evaluated (and registered, if it was not yet).
 
 However the run ends, its MLflow run is closed: ``FINISHED``, ``FAILED`` (an error, a divergence) or ``KILLED``
 (Ctrl-C, SIGTERM).
@@ -17,15 +21,16 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import ray
 import torch
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_RUN_NOTE
 from ray.data import DataContext
-from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig
+from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig, UserCallback
 from ray.train.v2.api.exceptions import ControllerError
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
@@ -41,7 +46,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
-from parabit.training.checkpointing import finished_checkpoint, load_state
+from parabit.training.checkpointing import finished_checkpoint, load_checkpoint_state, load_state
 from parabit.training.config import RESUMABLE_FIELDS, trained_settings
 from parabit.training.config import RunConfig as RunSettings
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
@@ -87,6 +92,7 @@ class TrainingResult:
     checkpoint_path: str
     seconds: dict[str, float]
     data: dict = field(default_factory=dict)  # sizes of what it trained on (:func:`data_sizes`)
+    final_score: float = float("nan")  # the recipe's headline number of ``report`` (:meth:`Recipe.final_score`)
 
     @property
     def history(self) -> list[dict]:
@@ -206,10 +212,9 @@ def remember_run(config: RunSettings, tracker: RunTracker) -> None:
 
 
 def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | None, *,
-                  callbacks: Sequence = ()) -> TorchTrainer:
-    """The ``TorchTrainer`` of a run: the kernel's worker loop over the recipe's datasets, checkpointing and retries.
-
-    Shared by :func:`run_training` and the Tune trial trainable, so every run trains, resumes and retries alike."""
+                  callbacks: Sequence[UserCallback] = ()) -> TorchTrainer:
+    """The ``TorchTrainer`` of a run: the kernel's worker loop over the recipe's datasets, checkpointing and retries,
+    plus ``callbacks`` (a Tune trial's ``TuneReportCallback``)."""
     config = recipe.config
     directory = run_directory(config)
     if not is_verbose():
@@ -291,50 +296,86 @@ def evaluate_checkpoint(recipe: Recipe, checkpoint: Checkpoint,
     return evaluation, record
 
 
-def run_training(recipe: Recipe, *, parent_run_id: str | None = None, tags: dict | None = None) -> TrainingResult:
-    """Train ``recipe``'s run, evaluate it, log everything to MLflow and register its model.
+def run_training(recipe: Recipe, *, kind: str = "training", parent_run_id: str | None = None,
+                 tags: Mapping[str, str] | None = None, tracking_uri: str | None = None,
+                 callbacks: Sequence[UserCallback] = (), register: bool = True,
+                 reuse_final_score: bool = False) -> TrainingResult:
+    """Train ``recipe``'s run, evaluate it, log everything to MLflow and register its model: the one way every run
+    trains, a plain one (the defaults) or a Ray Tune trial.
 
-    ``parent_run_id`` nests the run under another (e.g. the pipeline run that made its data: lineage in one view).
+    In order: the settings lock (a re-run of ``config.name`` may not change what it trains), the prepared data, the
+    MLflow run (:func:`open_tracker`), :func:`fit` (the finished-run shortcut, the divergence check, placement
+    errors), the final evaluation with the recipe's final score (:data:`~parabit.tracking.tags.FINAL_SCORE`, logged
+    last), registration. Raises :class:`TrainingDiverged` (the MLflow run ends ``FAILED``, its description says
+    why, nothing is registered), :class:`WorkersNotPlaced`, :class:`~parabit.config.ConfigError`.
+
+    ``kind`` tags the MLflow run (``training``, ``trial``); ``parent_run_id`` nests it under another (the pipeline
+    run that made its data, the sweep of a trial); ``tags`` are added to the recipe's; ``tracking_uri``: the store
+    (default: the configured one); ``callbacks``: Ray Train callbacks of the run (a trial's ``TuneReportCallback``);
+    ``register=False`` registers nothing (a sweep registers its best trial once, at its end).
+    ``reuse_final_score``: a run whose final score is already logged is not evaluated again and its result's report
+    is empty (a Tune trial re-run after ``Tuner.restore`` needs only that score); else every run evaluates (a re-run
+    logs nothing twice).
     """
     config = recipe.config
     recipe.check_inputs()  # before Ray starts: a typo in a path costs a second, not a cluster start
     with exclusive_run(storage_path(config) / f"{config.name}.lock", f"training run {config.name!r}"):
         check_same_settings(config)
         record_settings(config)
-        return _run_training(recipe, parent_run_id, tags)
+        times = StepTimes()
+        with times.step("ray_init"):
+            init_ray()
+        with times.step("prepare_data"):
+            prepared = recipe.prepare()
+        print(f"[{config.name}] {recipe.describe(prepared)}", flush=True)
+        check_resources(config)
 
-
-def _run_training(recipe: Recipe, parent_run_id: str | None, tags: dict | None) -> TrainingResult:
-    config = recipe.config
-    times = StepTimes()
-    with times.step("ray_init"):
-        init_ray()
-    with times.step("prepare_data"):
-        prepared = recipe.prepare()
-    print(f"[{config.name}] {recipe.describe(prepared)}", flush=True)
-    check_resources(config)
-
-    tracker = open_tracker(config, parent_run_id=parent_run_id, tags={**recipe.tags(), **(tags or {})})
-    with tracker.closing():
-        log_prepared_data(tracker, recipe, prepared)
-        with times.step("train", show_elapsed=False):  # the workers print each epoch
-            checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker))
-        with times.step("evaluate"):
-            evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
-        tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
-        tracker.log_report(evaluation.report, title=config.name)
-        for name, payload in evaluation.artifacts.items():
-            tracker.log_dict(payload, name)
-
-        model_uri = None
-        with times.step("register"):
-            if evaluation.embedder is not None and config.tracking.register_as:
-                model_uri = register_model(config, tracker, evaluation.embedder)
-        seconds = times.with_total()
-        tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
+        tracker = open_tracker(config, kind=kind, parent_run_id=parent_run_id,
+                               tags={**recipe.tags(), **(tags or {})}, uri=tracking_uri)
+        with tracker.closing():
+            log_prepared_data(tracker, recipe, prepared)
+            with times.step("train", show_elapsed=False):  # the workers print each epoch
+                try:
+                    checkpoint = fit(recipe, lambda: build_trainer(recipe, prepared, tracker, callbacks=callbacks))
+                except TrainingDiverged as err:
+                    # The FAILED run's description (MLflow UI, search) says why: a trial's error is otherwise only in
+                    # Tune's files. A divergence is final for the run's name (a re-run trains the same settings to
+                    # the same step), so this note does not go stale.
+                    tracker.set_tags({MLFLOW_RUN_NOTE: str(err)})
+                    raise
+            with times.step("evaluate"):
+                evaluation, record, final_score = _evaluate_and_log(recipe, checkpoint, prepared, tracker,
+                                                                    reuse_final_score=reuse_final_score)
+            model_uri = None
+            with times.step("register"):
+                if register and evaluation.embedder is not None and config.tracking.register_as:
+                    model_uri = register_model(config, tracker, evaluation.embedder)
+            seconds = times.with_total()
+            tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,
-                          seconds, data_sizes(prepared))
+                          seconds, data_sizes(prepared), final_score)
+
+
+def _evaluate_and_log(recipe: Recipe, checkpoint: Checkpoint, prepared: PreparedData, tracker: RunTracker, *,
+                      reuse_final_score: bool) -> tuple[Evaluation, TrainingRecord, float]:
+    """The final evaluation of the run's checkpoint, its record and final score, logged to the run: the epochs live
+    logging missed, the report, the recipe's artifacts, then the final score, last, which marks the evaluation as
+    logged (``reuse_final_score``: a run that has it is not evaluated again). Logging is idempotent, so a run killed
+    part-way through evaluates again without writing anything twice."""
+    logged = tracker.logged_value(tag_names.FINAL_SCORE) if reuse_final_score else None
+    if logged is not None:
+        print(f"[{recipe.config.name}] final evaluation already in MLflow run {tracker.run_id}; reused, not evaluated "
+              "again", flush=True)
+        return Evaluation(EvaluationReport([])), TrainingRecord.of(load_checkpoint_state(checkpoint)), logged
+    evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
+    tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
+    tracker.log_report(evaluation.report, title=recipe.config.name)
+    for name, payload in evaluation.artifacts.items():
+        tracker.log_dict(payload, name)
+    final_score = recipe.final_score(evaluation.report)
+    tracker.log_metrics_once({tag_names.FINAL_SCORE: final_score})
+    return evaluation, record, final_score
 
 
 def data_sizes(prepared: PreparedData) -> dict:

@@ -15,6 +15,7 @@ untrained parts          :meth:`Recipe.refit` (before training, after every epoc
 dev score after an epoch :meth:`Recipe.validate` → metrics with ``dev_score``             rank 0
 export                   :meth:`Recipe.export` → the :class:`SentenceEmbedder` to save     rank 0
 final evaluation         :meth:`Recipe.evaluate` → report (+ the embedder to register)    driver
+final score              :meth:`Recipe.final_score` → the report's headline number        driver
 =======================  ==============================================================  ============
 
 The kernel owns everything else, once for every recipe: Ray Train workers, data sharding, seeded epoch order,
@@ -150,6 +151,12 @@ class Recipe(ABC, Generic[ConfigT]):
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         """The final evaluation of a finished run from its checkpoint folder (``state.pt`` and the exported
         ``embedder/``); ``selected`` is the history entry of the epoch the checkpoint's model comes from."""
+
+    @abstractmethod
+    def final_score(self, report: EvaluationReport) -> float:
+        """The one number of :meth:`evaluate`'s report that sums up the run (higher is better): what every run logs
+        as its final score (:data:`parabit.tracking.tags.FINAL_SCORE`) and a sweep shows per trial and for its best.
+        NaN when the report lacks it. Held-out data: a sweep selects on the dev score, never on this."""
 
     # -- worker side -------------------------------------------------------------------------------------------
     @abstractmethod

@@ -55,3 +55,10 @@ class BilDRLRecipe(Recipe[BilDRLConfig]):
                                    for task, splits in scores.items() for split, values in splits.items()
                                    for metric, value in values.items()])
         return Evaluation(report, artifacts={"bildrl/scores.json": scores})
+
+    def final_score(self, report: EvaluationReport) -> float:
+        """P@1 of retrieving the held-out words (``<direction>/test/p_at_1``), averaged over the directions the run
+        trains: the number Chen et al.'s Table 3 and this project's findings compare runs on."""
+        found = [s.value for s in report.scores if s.benchmark in self.config.directions and s.subset == "test"
+                 and s.metric == "p_at_1"]
+        return sum(found) / len(found) if found else float("nan")

@@ -13,6 +13,7 @@ import torch
 from parabit.data.errors import DataFormatError
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation import EvaluationSuite
+from parabit.evaluation.report import EvaluationReport
 from parabit.evaluation.dev import DevSet
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.recipes.pairs.data import COUNTS_FILE, prepare_pairs
@@ -95,3 +96,9 @@ class PairsRecipe(Recipe[PairsConfig]):
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         embedder = SentenceEmbedder.load(checkpoint_dir / EMBEDDER_DIR)
         return Evaluation(EvaluationSuite.standard(self.config.evaluation)(embedder.encode), embedder)
+
+    def final_score(self, report: EvaluationReport) -> float:
+        """The mean over the evaluated STS years of each year's mean Pearson r (the seed tables' headline)."""
+        means = [s.value for s in report.scores if s.benchmark.startswith("sts") and s.subset == "mean"
+                 and s.metric == "pearson"]
+        return sum(means) / len(means) if means else float("nan")

@@ -68,3 +68,10 @@ class SiameseRecipe(Recipe[SiameseConfig]):
         report = EvaluationReport(as_scores(benchmark, "test", scores, len(predicted))
                                   + as_scores(benchmark, "dev", dev, len(read_split(prepared, "dev")["label"])))
         return Evaluation(report, embedder)
+
+    def final_score(self, report: EvaluationReport) -> float:
+        """The task's selection metric on the test split: SICK relatedness Pearson r, MSRP accuracy (the report's
+        ``dev`` rows are the selected epoch's dev scores, what the run was chosen on)."""
+        test = {s.metric: s.value for s in report.scores
+                if s.benchmark == benchmark_name(self.config) and s.subset == "test"}
+        return dev_score(self.config.data.task, test) if test else float("nan")
