@@ -52,11 +52,11 @@ from parabit.recipes.pairs.config import DataConfig, ObjectiveConfig  # noqa: E4
 from parabit.recipes.pairs.data import prepare_pairs  # noqa: E402
 from parabit.recipes.pairs.model import PairModule  # noqa: E402
 from parabit.training.batches import shuffled_batches  # noqa: E402
-from parabit.training.config import OptimConfig  # noqa: E402
+from parabit.training import OptimConfig  # noqa: E402
 from parabit.training.exchange import GradientExchange  # noqa: E402
 from parabit.training.optimizers import build_optimizers  # noqa: E402
-from parabit.training.prepared import arrow_to_tensors  # noqa: E402
-from parabit.training.recipe import Step  # noqa: E402
+from parabit.training import arrow_to_tensors  # noqa: E402
+from parabit.training import Step  # noqa: E402
 
 WORLD, BATCH = 2, 100
 DENSE_LIMIT = 200_000  # dense tables above this size: only the all-reduce is timed (see the module docstring)

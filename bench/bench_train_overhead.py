@@ -45,9 +45,10 @@ from parabit.evaluation.config import EvaluationConfig  # noqa: E402
 from parabit.recipes.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig  # noqa: E402
 from parabit.recipes.pairs.data import prepare_pairs  # noqa: E402
 from parabit.recipes.pairs.recipe import PairsRecipe  # noqa: E402
-from parabit.training.config import OptimConfig, ScalingConfig, TrackingConfig  # noqa: E402
-from parabit.training.driver import run_training  # noqa: E402
-from parabit.training.prepared import arrow_to_tensors  # noqa: E402
+from parabit.training import OptimConfig, ScalingSettings
+from parabit.training import TrackingConfig  # noqa: E402
+from parabit.training import run_training  # noqa: E402
+from parabit.training import arrow_to_tensors  # noqa: E402
 from parabit.training.row_sparse_adam import RowSparseAdam  # noqa: E402
 
 DIM, LR, MARGIN, BATCH = 300, 0.001, 0.4, 100
@@ -99,7 +100,7 @@ def ray_config(name: str, pairs: int, epochs: int, workers: int, cpus: float) ->
         model=ModelConfig(encoder="avg", dim=DIM),
         objective=ObjectiveConfig(name="jpa", margin=MARGIN, sampling="max"),
         optim=OptimConfig(name="adam", lr=LR, batch_size=BATCH, epochs=epochs),
-        scaling=ScalingConfig(num_workers=workers, cpus_per_worker=cpus),
+        scaling=ScalingSettings(num_workers=workers, cpus_per_worker=cpus),
         tracking=TrackingConfig(experiment="bench-train", register_as=""),
         evaluation=EvaluationConfig(sts_years=(2016,), sick=False, msrp=False),
         storage_path=str(SCRATCH / "ray_results"),

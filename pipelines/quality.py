@@ -38,7 +38,7 @@ def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None =
     """Train (or reuse) one recipe of the plan (with training seed ``seed``: default, the recipe config's); its
     result."""
     from parabit.recipes import recipe_for
-    from parabit.training.driver import run_training
+    from parabit.training import run_training
 
     return run_training(recipe_for(plan.recipe_config(recipe, seed)), tags=tags)
 
@@ -59,7 +59,6 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     from parabit.quality import QualityPlan, Row, gain_line, quality_markdown, write_table
     from parabit.recipes import recipe_for
     from parabit.tracking import RunTracker, tags
-    from parabit.training.driver import untrained_embedder
 
     plan = load(QualityPlan, project_path(config_path), overrides)
     unknown = sorted(set(only) - set(plan.recipes))
@@ -77,7 +76,7 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
         config = plan.recipe_config(recipe)
         suite = EvaluationSuite.standard(config.evaluation if hasattr(config, "evaluation") else None)
         untrained = Row.of(f"{recipe}, untrained (its initialisation)",
-                           suite(untrained_embedder(recipe_for(config)).encode), "")
+                           suite(recipe_for(config).untrained_embedder().encode), "")
         trained = Row.over(f"**{recipe}**: {plan.recipes[recipe].about}", [result.report for result in results],
                            plan.command(recipe))
         rows.append((untrained, trained))

@@ -11,7 +11,7 @@ import pytest
 from parabit.data.bitext import read_tatoeba
 from parabit.evaluation.config import EvaluationConfig
 from parabit.recipes.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
-from parabit.training.config import OptimConfig, ScalingConfig
+from parabit.training import OptimConfig, ScalingSettings
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -87,7 +87,7 @@ def pairs_config(name: str, pairs_path, outputs, **changes) -> PairsConfig:
         model=ModelConfig(encoder="avg", dim=64),
         objective=ObjectiveConfig(name="jbi", negatives=2),
         optim=OptimConfig(lr=0.005, batch_size=50, epochs=2),
-        scaling=ScalingConfig(num_workers=1, cpus_per_worker=1.0),
+        scaling=ScalingSettings(num_workers=1, cpus_per_worker=1.0),
         evaluation=EvaluationConfig(sts_years=(2016,), sick=False, msrp=False),
         storage_path=str(outputs / "ray_results"),
     )

@@ -1,5 +1,6 @@
 """docs/architecture.md is the map of the library: its layer table names every package and top-level module of
-``platform/parabit`` (and nothing that does not exist), and no module imports from a layer above its own."""
+``platform/parabit`` (and nothing that does not exist), and no module imports from a layer above its own. The
+training kernel is used through its face (``parabit.training``) only."""
 
 from __future__ import annotations
 
@@ -69,3 +70,13 @@ def test_no_module_imports_from_a_layer_above_its_own():
             if source is not None and imported is not None and level[imported] > level[source]:
                 upward.append(f"{path.relative_to(ROOT)} ({source}) imports parabit.{target} ({imported})")
     assert not upward, "imports from a higher layer:\n" + "\n".join(sorted(upward))
+
+
+def test_the_training_kernel_is_used_through_its_face_only():
+    """Recipes, papers, commands, pipelines and jobs import ``parabit.training`` (what its ``__all__`` exports), never
+    one of its modules: the kernel's inside can change without touching them."""
+    users = [path for folder in ("platform/parabit", "pipelines", "tuning", "jobs")
+             for path in (ROOT / folder).rglob("*.py") if LIBRARY / "training" not in path.parents]
+    inside = [f"{path.relative_to(ROOT)} imports parabit.{target}" for path in users for target in imports_of(path)
+              if target.startswith("training.")]
+    assert not inside, "imports from inside the training kernel:\n" + "\n".join(sorted(inside))

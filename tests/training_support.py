@@ -16,21 +16,22 @@ import torch
 
 from parabit.evaluation.retrieval import gold_ranks, retrieval_scores
 from parabit.embedder import SentenceEmbedder
-from parabit.training.checkpointing import CHECKPOINT_FILE, EMBEDDER_DIR, RAY_SNAPSHOT_FILE
-from parabit.training.driver import TrainingResult, run_directory, run_training, untrained_embedder
-from parabit.training.recipe import Evaluation, Recipe
+from parabit.training import EMBEDDER_DIR
+from parabit.training.checkpointing import CHECKPOINT_FILE, RAY_SNAPSHOT_FILE
+from parabit.training import TrainingResult, run_directory, run_training
+from parabit.training import Evaluation, Recipe
 
 
 def untrained_evaluation(recipe: Recipe) -> Evaluation:
     """The recipe's own final evaluation (:meth:`Recipe.evaluate`, what a run's report comes from) of its model
-    before any training: the same seed, data and refit as the run's start (the driver's ``untrained_embedder``), laid
+    before any training: the same seed, data and refit as the run's start (``Recipe.untrained_embedder``), laid
     out as a checkpoint folder (``state.pt`` with the module, ``embedder/``). Trained and untrained are then scored
     by exactly the same code on exactly the same held-out data."""
     prepared = recipe.prepare()
     torch.manual_seed(recipe.config.seed)
     module = recipe.build_module(prepared, sparse=False)
     recipe.refit(module, prepared)
-    embedder = untrained_embedder(recipe)
+    embedder = recipe.untrained_embedder()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         torch.save({"model": module.state_dict()}, folder / CHECKPOINT_FILE)

@@ -24,7 +24,7 @@ from parabit.evaluation.report import EvaluationReport
 from parabit.paths import project_path
 from parabit.backtranslation.select import PIPELINE_REFERENCE
 from parabit.recipes import load_run_config
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 
 YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
 COLUMNS = (*YEARS, "sick")
@@ -81,7 +81,7 @@ class QualityPlan(Config):
             load_run_config(project_path(entry.config), entry.set)  # a typo fails when the plan loads
         return recipes
 
-    def recipe_config(self, recipe: str, seed: int | None = None) -> RunConfig:
+    def recipe_config(self, recipe: str, seed: int | None = None) -> TrainingConfig:
         """The recipe's training config; with ``seed``, that training seed (and its run name)."""
         entry = self.recipes[recipe]
         config = load_run_config(project_path(entry.config), {**entry.set, "name": self.run_name(recipe)})

@@ -28,7 +28,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
 from parabit.papers.ledger import Ledger
-from parabit.training.config import ScalingConfig
+from parabit.training import ScalingSettings
 
 from ..cluster_support import cli_env, write_config
 
@@ -164,7 +164,7 @@ def test_two_node_training_job(local_cluster, small_config, tmp_path):
     assert all(n["resources_total"].get("train_slot") == 1 for n in nodes if n["node_id"] in workers)
 
     # One train_slot per worker node: the two Train workers can only land on different nodes.
-    config = small_config(scaling=ScalingConfig(num_workers=2, cpus_per_worker=0.5,
+    config = small_config(scaling=ScalingSettings(num_workers=2, cpus_per_worker=0.5,
                                                 resources_per_worker={"train_slot": 1}))
     config.name, config.storage_path = "local-cluster", None  # results under the job's PARABIT_OUTPUT
     config.tracking.register_as = "parabit-encoder-local-cluster"

@@ -10,7 +10,7 @@ from parabit.config import ConfigError, load_config
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.paths import PROJECT_ROOT
 from parabit.recipes import load_run_config
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 from parabit.sweeps.space import load_space
 
 CONFIGS = PROJECT_ROOT / "jobs" / "configs"
@@ -42,7 +42,7 @@ def test_every_shipped_config_loads(path: Path, request):
     kind = kind_of(path)
     if kind == "training":
         config = load_run_config(path)
-        assert isinstance(config, RunConfig) and config.optim.epochs >= 1 and config.name
+        assert isinstance(config, TrainingConfig) and config.optim.epochs >= 1 and config.name
         return
     overrides = {}
     if "hf_marian" in path.name:  # the user's own model folder: a real (tiny) one stands in for it

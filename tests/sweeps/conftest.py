@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from parabit.config import to_dict
-from parabit.training.config import ScalingConfig
+from parabit.training import ScalingSettings
 
 
 @pytest.fixture
@@ -12,7 +12,7 @@ def write_space(tmp_path, small_config):
     """Write a small base config and a space over it; returns the space file's path."""
 
     def write(name: str, parameters: dict, **settings) -> str:
-        base = small_config(scaling=ScalingConfig(num_workers=1, cpus_per_worker=0.45))
+        base = small_config(scaling=ScalingSettings(num_workers=1, cpus_per_worker=0.45))
         base.tracking.experiment = "sweep-tests"
         base.tracking.register_as = f"parabit-{name}"
         base_path = tmp_path / f"{name}-base.yaml"

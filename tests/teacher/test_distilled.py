@@ -25,8 +25,8 @@ from parabit.teacher.model import teacher_encode  # noqa: E402
 from parabit.teacher.vectors import (TABLE_RMS, WordVectorCache, build_distilled_table,  # noqa: E402
                                      load_distilled_table)
 from parabit.text.glove import load_glove  # noqa: E402
-from parabit.training.checkpointing import EMBEDDER_DIR  # noqa: E402
-from parabit.training.driver import run_training, untrained_embedder  # noqa: E402
+from parabit.training import EMBEDDER_DIR  # noqa: E402
+from parabit.training import run_training
 
 WORDS = list(load_glove()[0][300:360])  # 60 real, frequent words
 SENTENCES = ["A man is playing a guitar.", "The cat sat on the mat.", "Un hombre toca la guitarra.", "zzqx"]
@@ -94,7 +94,7 @@ def test_a_model_from_distilled_vectors_trains_registers_and_serves_as_in_memory
     config.tracking.register_as = "parabit-encoder-distilled-test"
     recipe = PairsRecipe(config)
 
-    untrained = untrained_embedder(recipe)
+    untrained = recipe.untrained_embedder()
     ids, words = distilled_words(untrained.vocab)
     start = untrained.encoder.embedding.weight.detach().numpy()
     np.testing.assert_array_equal(start[ids], load_distilled_table(words, 32))  # English words start distilled

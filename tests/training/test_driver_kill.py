@@ -1,5 +1,5 @@
 """The training job's driver killed mid-run: running the same command again resumes the stored run from its last
-checkpoint (same RunConfig name) and continues the same MLflow run, with every epoch logged once."""
+checkpoint (same TrainingConfig name) and continues the same MLflow run, with every epoch logged once."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from parabit.encoders import AvgEncoder
-from parabit.training.config import OptimConfig
+from parabit.training import OptimConfig
 from parabit.training.exchange import GradientExchange
 from parabit.training.optimizers import build_optimizers
 

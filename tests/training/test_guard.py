@@ -16,11 +16,12 @@ from parabit.config import to_dict
 from parabit.encoders import build_encoder
 from parabit.recipes.pairs.model import PairModule
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training.checkpointing import load_state
-from parabit.training.driver import run_directory, run_training
-from parabit.training.guard import Divergence, DivergenceGuard, TrainingDiverged
+from parabit.training import load_state
+from parabit.training import run_directory, run_training
+from parabit.training import TrainingDiverged
+from parabit.training.guard import Divergence, DivergenceGuard
 from parabit.training.optimizers import build_optimizers
-from parabit.training.config import OptimConfig
+from parabit.training import OptimConfig
 
 # Ray workers cannot import test modules: ship this module's classes by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

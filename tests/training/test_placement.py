@@ -16,8 +16,9 @@ from ray.train.v2._internal.execution.controller.state import (
 from ray.train.v2._internal.execution.scaling_policy import ResizeDecision
 
 from parabit.config import ConfigError
-from parabit.training.config import ScalingConfig
-from parabit.training.placement import PlacementWatch, WorkersNotPlaced, _not_about_placement
+from parabit.training import ScalingSettings
+from parabit.training import WorkersNotPlaced
+from parabit.training.placement import PlacementWatch, _not_about_placement
 
 
 def _watch(timeout_s: float) -> PlacementWatch:
@@ -65,27 +66,27 @@ def test_ray_s_report_of_each_placement_attempt_is_left_to_the_watch():
 
 
 def test_num_workers_is_a_count_or_an_elastic_range():
-    assert ScalingConfig(num_workers=3).elastic is False
-    elastic = ScalingConfig(num_workers=[1, 4])
+    assert ScalingSettings(num_workers=3).elastic is False
+    elastic = ScalingSettings(num_workers=[1, 4])
     assert elastic.elastic and (elastic.min_workers, elastic.max_workers) == (1, 4)
     with pytest.raises(ValueError, match=r"scaling.num_workers is a range \[min, max\]: 3 > 2"):
-        ScalingConfig(num_workers=[3, 2])
+        ScalingSettings(num_workers=[3, 2])
     with pytest.raises(ValueError):
-        ScalingConfig(num_workers=[0, 2])
+        ScalingSettings(num_workers=[0, 2])
     with pytest.raises(ValueError):
-        ScalingConfig(placement_timeout_s=0)
+        ScalingSettings(placement_timeout_s=0)
 
 
 def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_session, tmp_path):
-    from parabit.training.driver import check_resources
+    from parabit.training import check_resources
 
     from ..conftest import pairs_config
 
     cpus = ray_session.cluster_resources()["CPU"]
     fits = pairs_config("elastic-check", tmp_path / "pairs", tmp_path,
-                        scaling=ScalingConfig(num_workers=[1, 64], cpus_per_worker=(cpus - 1) / 2))
+                        scaling=ScalingSettings(num_workers=[1, 64], cpus_per_worker=(cpus - 1) / 2))
     check_resources(fits)  # 64 workers would not fit; the run starts with what the cluster has
-    too_many = fits.model_copy(update={"scaling": ScalingConfig(num_workers=[64, 64], cpus_per_worker=0.5)})
+    too_many = fits.model_copy(update={"scaling": ScalingSettings(num_workers=[64, 64], cpus_per_worker=0.5)})
     with pytest.raises(ConfigError, match="scaling asks for 64 workers"):
         check_resources(too_many)
 
@@ -96,9 +97,9 @@ def test_an_elastic_range_starts_with_every_worker_the_cluster_can_place(ray_ses
     group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does. (One small Ray
     Train run, ~30 s alone; 247 s in CI beside the heavy modules of the other xdist worker.)"""
     from parabit.recipes.pairs.recipe import PairsRecipe
-    from parabit.training.driver import run_training
+    from parabit.training import run_training
 
-    config = small_config(scaling=ScalingConfig(num_workers=[1, 2], cpus_per_worker=0.5))
+    config = small_config(scaling=ScalingSettings(num_workers=[1, 2], cpus_per_worker=0.5))
     config.tracking.register_as = "parabit-encoder-elastic"
     result = run_training(PairsRecipe(config))
     assert [(h["epoch"], h["workers"]) for h in result.history] == [(1, 2), (2, 2)]

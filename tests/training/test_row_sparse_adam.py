@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from parabit.encoders import build_encoder
-from parabit.training.config import OptimConfig
+from parabit.training import OptimConfig
 from parabit.training.optimizers import build_optimizers
 from parabit.training.row_sparse_adam import RowSparseAdam
 

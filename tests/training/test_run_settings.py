@@ -7,8 +7,8 @@ import json
 import pytest
 
 from parabit.config import ConfigError
-from parabit.training.config import ScalingConfig
-from parabit.training.driver import _record_path, check_same_settings, record_settings
+from parabit.training import ScalingSettings
+from parabit.training.checkpointing import _record_path, check_same_settings, record_settings
 
 from ..conftest import pairs_config
 
@@ -20,7 +20,7 @@ def test_a_name_resumes_only_with_the_settings_it_started_with(tmp_path):
 
     # Where it runs and is tracked may change (more workers after a resume, another experiment), and how long...
     moved = pairs_config("renamed-not", tmp_path / "pairs", tmp_path, objective__margin=0.4,
-                         scaling=ScalingConfig(num_workers=2, cpus_per_worker=0.5))
+                         scaling=ScalingSettings(num_workers=2, cpus_per_worker=0.5))
     moved.tracking.experiment = "elsewhere"
     moved.optim.epochs = 6  # a longer run continues from the last checkpoint
     check_same_settings(moved)

@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.tracking import RunTracker
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training.driver import run_training
+from parabit.training import run_training
 
 from ..cluster_support import BIN, cli_env, free_port, wait_for_http
 

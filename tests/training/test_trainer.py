@@ -12,9 +12,9 @@ from parabit.embedder import SentenceEmbedder
 from parabit.evaluation.dev import DevSet
 from parabit.export.pyfunc import load_encoder
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training.checkpointing import EMBEDDER_DIR
-from parabit.training.config import ScalingConfig
-from parabit.training.driver import check_resources, run_training, untrained_embedder
+from parabit.training import EMBEDDER_DIR
+from parabit.training import ScalingSettings
+from parabit.training import check_resources, run_training
 
 from ..conftest import pairs_config
 from ..training_support import train_with_a_killed_worker, translation_retrieval
@@ -27,7 +27,7 @@ def two_worker_run(ray_session, tatoeba_slice, outputs):
     """Two data-parallel CPU workers, 2 epochs of J_bi on the slice, registered. lr 0.1: with the slice's 80 steps
     per epoch, the default 0.005 barely moves N(0, 1) word vectors (held-out P@10 0.06 after 2 epochs)."""
     config = pairs_config("two-cpu-workers", tatoeba_slice, outputs, optim__lr=0.1,
-                          scaling=ScalingConfig(num_workers=2, cpus_per_worker=0.5))
+                          scaling=ScalingSettings(num_workers=2, cpus_per_worker=0.5))
     config.tracking.register_as = "parabit-encoder-test"
     recipe = PairsRecipe(config)
     return recipe, run_training(recipe)
@@ -58,7 +58,7 @@ def test_the_trained_model_beats_the_same_model_untrained_on_held_out_pairs(two_
     The untrained model is at chance (P@1 .002, P@10 .008); trained, P@1 .21 and P@10 .54. The margins (.1, .25)
     leave room for seeds and library versions, and fail a run that did not learn (lr 1e-12: untrained scores)."""
     recipe, result = two_worker_run
-    untrained = untrained_embedder(recipe)
+    untrained = recipe.untrained_embedder()
     trained = SentenceEmbedder.load(Path(result.checkpoint_path) / EMBEDDER_DIR)
     # Same init as the run's: the untrained model here scores exactly the dev score the run logged at step 0.
     assert DevSet(recipe.config.dev)(untrained.encode)[0] == pytest.approx(result.record.initial["dev_score"],
@@ -118,7 +118,7 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupte
 
 
 def test_scaling_that_leaves_no_cpu_for_ray_data_fails_at_start(ray_session, small_config):
-    config = small_config(scaling=ScalingConfig(num_workers=2, cpus_per_worker=1.0))
+    config = small_config(scaling=ScalingSettings(num_workers=2, cpus_per_worker=1.0))
     with pytest.raises(ValueError, match="leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker"):
         run_training(PairsRecipe(config))
 

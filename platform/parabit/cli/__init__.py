@@ -102,8 +102,8 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
         if user_error is not None:
             print(f"error: {one_line(str(user_error))}", file=sys.stderr)
             return 2
-        from parabit.training.guard import TrainingDiverged
-        from parabit.training.placement import WorkersNotPlaced
+        from parabit.training import TrainingDiverged
+        from parabit.training import WorkersNotPlaced
 
         if isinstance(err, (TrainingDiverged, WorkersNotPlaced)):  # the run stopped; the message says what to do
             print(f"error: {one_line(str(err))}", file=sys.stderr)

@@ -35,14 +35,14 @@ from parabit.papers.ledger import CellRecord, Ledger, cell_digest, finite_metric
 from parabit.tracking import tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags
 from parabit.tracking.store import tracking_uri
-from parabit.training.config import RunConfig, trained_settings
+from parabit.training import TrainingConfig, trained_settings
 
 log = logging.getLogger(__name__)
 
 MLFLOW_GIT_COMMIT = "mlflow.source.git.commit"
 
 
-def reconfigure(config: RunConfig, overrides: Mapping[str, Any]) -> RunConfig:
+def reconfigure(config: TrainingConfig, overrides: Mapping[str, Any]) -> TrainingConfig:
     """``config`` with dotted ``overrides`` applied (as ``--set``), validated again."""
     data = to_dict(config)
     for dotted, value in overrides.items():
@@ -57,7 +57,7 @@ class Group:
     tables and figures."""
 
     key: str
-    config: RunConfig
+    config: TrainingConfig
     label: str = ""
 
     def __post_init__(self):
@@ -77,7 +77,7 @@ class Cell:
     paper: str
     group: str
     seed: int
-    config: RunConfig
+    config: TrainingConfig
     digest: str = ""
 
     @property
@@ -161,7 +161,7 @@ def one_line(err: BaseException) -> str:
 def train_cell(cell: Cell, parent_run_id: str | None, uri: str) -> CellResult:
     """Train ``cell`` through the kernel and read its MLflow run into a ledger record. An error is returned, not
     raised: one failed cell is listed as missing (with the error) and the reproduction goes on."""
-    from parabit.training.driver import run_training  # late: it pulls in Ray Train
+    from parabit.training import run_training  # late: it pulls in Ray Train
 
     started = time.time()
     try:
@@ -231,7 +231,7 @@ class CellRunner:
             return recorded == cell.digest
         # A run from before digests were tagged: the settings its run record keeps (what the kernel's settings lock
         # compares) must be this cell's.
-        from parabit.training.driver import run_record  # late: it pulls in Ray Train
+        from parabit.training import run_record  # late: it pulls in Ray Train
 
         stored = run_record(cell.config).get("settings")
         return stored is not None and json.loads(json.dumps(stored)) == json.loads(
@@ -248,7 +248,7 @@ class CellRunner:
             mlflow_run_id=run.info.run_id)
 
     def _data_sizes(self, run_id: str) -> dict:
-        from parabit.training.driver import data_sizes_of  # late: it pulls in Ray Train
+        from parabit.training import data_sizes_of  # late: it pulls in Ray Train
 
         try:
             with tempfile.TemporaryDirectory() as scratch:

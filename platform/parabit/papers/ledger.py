@@ -41,7 +41,7 @@ from pydantic import BaseModel
 
 from parabit.config import ConfigError, config_file_fields
 from parabit.paths import data_root, output_root, project_root
-from parabit.training.config import RESUMABLE_CHANGES, RunConfig
+from parabit.training import RESUMABLE_CHANGES, TrainingConfig
 
 SUFFIX = ".jsonl"
 CELL, PREPARED = "cell", "prepared"
@@ -111,7 +111,7 @@ def digest(payload: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cell_digest(config: RunConfig, data_digest: str = "") -> str:
+def cell_digest(config: TrainingConfig, data_digest: str = "") -> str:
     """What a cell trains (see the module docstring): its non-default settings but those a re-run of one name may
     change (run name, tracking, scaling, storage), paths made portable, and its paper's data."""
     trained = {key: value for key, value in settings(config).items() if key not in RESUMABLE_CHANGES}

@@ -15,8 +15,8 @@ from parabit.config import ConfigError, apply_override, check_finite, from_dict,
 from parabit.recipes.bildrl.recipe import BilDRLRecipe
 from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.recipes.siamese.recipe import SiameseRecipe
-from parabit.training.config import RunConfig
-from parabit.training.recipe import Recipe
+from parabit.training import TrainingConfig
+from parabit.training import Recipe
 
 RECIPES: dict[str, type[Recipe]] = {recipe.name: recipe for recipe in (PairsRecipe, SiameseRecipe, BilDRLRecipe)}
 DEFAULT_RECIPE = "pairs"
@@ -28,7 +28,7 @@ def recipe_class(name: str) -> type[Recipe]:
     return RECIPES[name]
 
 
-def config_class(data: Mapping[str, Any], where: str = "config") -> type[RunConfig]:
+def config_class(data: Mapping[str, Any], where: str = "config") -> type[TrainingConfig]:
     """The config class of a run given as plain values, by its ``recipe`` key."""
     name = data.get("recipe", DEFAULT_RECIPE)
     if not isinstance(name, str):
@@ -39,7 +39,7 @@ def config_class(data: Mapping[str, Any], where: str = "config") -> type[RunConf
         raise ConfigError(f"{where}: {err}") from None
 
 
-def load_run_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+def load_run_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainingConfig:
     """A training config file (any recipe), with ``--set`` overrides applied; the recipe comes from the file."""
     data = read_yaml(path)
     for dotted, value in (overrides or {}).items():
@@ -48,7 +48,7 @@ def load_run_config(path: str | Path, overrides: Mapping[str, Any] | None = None
     return from_dict(config_class(data, str(path)), data, where=str(path))
 
 
-def recipe_for(config: RunConfig) -> Recipe:
+def recipe_for(config: TrainingConfig) -> Recipe:
     """The recipe instance that trains ``config``."""
     return recipe_class(config.recipe)(config)
 

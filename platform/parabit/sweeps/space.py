@@ -29,7 +29,7 @@ from pydantic import Field, PositiveInt
 from parabit.config import Config, ConfigError, apply_override, check_field_path, check_finite, from_dict, read_yaml
 from parabit.paths import project_path
 from parabit.recipes import config_class
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 
 
 class SearchSettings(Config):
@@ -164,10 +164,10 @@ class SearchSpace:
             apply_override(data, dotted, value)
         return data
 
-    def config_class(self) -> type[RunConfig]:
+    def config_class(self) -> type[TrainingConfig]:
         return config_class(self.base_dict(), f"{self.source} (base_config)")
 
-    def trial_config(self, point: dict, name: str) -> RunConfig:
+    def trial_config(self, point: dict, name: str) -> TrainingConfig:
         """The full training config of one trial."""
         data = self.base_dict()
         for dotted, value in point.items():

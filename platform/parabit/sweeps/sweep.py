@@ -42,7 +42,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
-from parabit.training.driver import check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
+from parabit.training import check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
 from parabit.sweeps.space import SearchSpace
 
 log = logging.getLogger(__name__)

@@ -32,6 +32,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import output_root
+from parabit.tracking import tags as tag_names
 from parabit.tracking.lineage import system_tags
 from parabit.tracking.store import ensure_experiment, tracking_uri
 
@@ -166,6 +167,18 @@ class RunTracker:
         """Tag ``key`` of the run; None if it has none, or that cannot be known now."""
         data = self._run_data()
         return data.tags.get(key) if data is not None else None
+
+    def pipeline_runs(self, output: str) -> list[str]:
+        """The ids of the pipeline runs in this store whose output is ``output`` (tag ``parabit.pipeline_output``):
+        lineage from a run's data back to the runs that made it. Empty while the store is down (best effort)."""
+        try:
+            experiments = [e.experiment_id for e in self.client.search_experiments()]
+            runs = self.client.search_runs(experiments, f"tags.`{tag_names.PIPELINE_OUTPUT}` = '{output}'") \
+                if experiments else []
+        except Exception as err:  # noqa: BLE001 - lineage is best effort while the store is down
+            log.warning("could not look up the pipeline run of %s (%s)", output, err)
+            return []
+        return [run.info.run_id for run in runs]
 
     def _run_data(self):
         if self.run_id is None or not self.flush(force=True):

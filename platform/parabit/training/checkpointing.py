@@ -1,4 +1,6 @@
-"""Per-epoch checkpoints of the training kernel (every recipe), and resuming from them.
+"""A run's stored state: per-epoch checkpoints of the training kernel (every recipe), resuming from them, and the
+run's record (its MLflow run and the settings it trains, so a re-run of one name continues it and cannot change
+what it trains).
 
 A checkpoint is a folder holding ``state.pt`` (the training module, optimisers, torch RNG, epoch, history, the
 selected epoch) and ``embedder/``, the exported sentence embedder of the selected epoch (when the recipe exports one). Ray Train lists the checkpoints a run committed in its
@@ -21,6 +23,10 @@ from pathlib import Path
 
 import ray.train
 import torch
+
+from parabit.config import ConfigError
+from parabit.paths import output_root
+from parabit.training.config import RESUMABLE_FIELDS, TrainingConfig, trained_settings
 
 log = logging.getLogger(__name__)
 
@@ -146,3 +152,67 @@ def _furthest(unlisted: Sequence[str]):
         state, folder = newest
         found = (state, lambda: contextlib.nullcontext(folder))
     return found
+
+
+# -- the run's record ---------------------------------------------------------------------------------------
+def storage_path(config: TrainingConfig) -> Path:
+    return Path(config.storage_path).resolve() if config.storage_path else output_root() / "ray_results"
+
+
+def run_directory(config: TrainingConfig) -> Path:
+    """Where Ray Train keeps the run's checkpoints."""
+    return storage_path(config) / config.name
+
+
+def _record_path(config: TrainingConfig) -> Path:
+    """Where a named run's record is kept: its MLflow run id (so a re-run continues the same MLflow run) and the
+    settings it trains with (so a re-run cannot change them)."""
+    return storage_path(config) / f"{config.name}.parabit.json"
+
+
+def run_record(config: TrainingConfig) -> dict:
+    """The record of the run ``config.name`` (its MLflow run id, the settings it trains): empty if it never ran."""
+    record = _record_path(config)
+    return json.loads(record.read_text()) if record.exists() else {}
+
+
+def record_once(config: TrainingConfig, key: str, value) -> None:
+    """Add ``key`` to the run's record unless it is already there (a record's entries never change)."""
+    content = run_record(config)
+    if key not in content:
+        record = _record_path(config)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({**content, key: value}))
+
+
+def _flatten(value, prefix: str = "") -> dict:
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flatten(item, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def check_same_settings(config: TrainingConfig) -> None:
+    """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
+    from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
+    trained with the old one. Runs recorded before settings were kept are not checked, nor settings added since a
+    run started that keep their default."""
+    stored = run_record(config).get("settings")
+    if stored is None:
+        return
+    before, now = _flatten(stored), _flatten(trained_settings(config))
+    # A setting added to parabit since the run started keeps the old behaviour while it has its default.
+    added_as_default = (now.keys() - before.keys()) - _flatten(config.model_dump(mode="json",
+                                                                                 exclude_defaults=True)).keys()
+    changed = [f"{key}: {before.get(key)!r} -> {now.get(key)!r}" for key in sorted(before.keys() | now.keys())
+               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS and key not in added_as_default]
+    if changed:
+        shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise ConfigError(
+            f"run {config.name!r} was started with other settings ({shown}); a run of one name resumes from its "
+            f"checkpoints, so give this one a new name (--set name=...), or delete {run_directory(config)} and "
+            f"{_record_path(config)} to train {config.name!r} again from scratch")
+
+
+def record_settings(config: TrainingConfig) -> None:
+    """Keep what the run ``config.name`` trains beside its MLflow run id, for :func:`check_same_settings`."""
+    record_once(config, "settings", trained_settings(config))

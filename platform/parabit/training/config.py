@@ -1,8 +1,9 @@
 """The configuration every training recipe shares: optimiser, scaling, tracking, and the run's identity.
 
-A recipe's config (``PairsConfig``, ``SiameseConfig``, ``BilDRLConfig``) derives from :class:`RunConfig` and adds its
-own sections (data, model, objective, ...). Each field's default lives here, once; a recipe may give a section a
-different default (Siamese trains 20 epochs at batch 64) by redeclaring the field.
+A recipe's config (``PairsConfig``, ``SiameseConfig``, ``BilDRLConfig``) derives from :class:`TrainingConfig` and adds
+its own sections (data, model, objective, ...). Each field's default lives here, once; a recipe may give a section a
+different default (Siamese trains 20 epochs at batch 64) by redeclaring the field. (Named apart from Ray Train's
+``RunConfig`` and ``ScalingConfig``, which the driver builds from them.)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class OptimConfig(Config):
         return self
 
 
-class ScalingConfig(Config):
+class ScalingSettings(Config):
     """Ray Train workers. On a 2-core machine keep ``cpus_per_worker × num_workers`` below 2 so Ray Data has a CPU.
 
     ``use_gpu``: one GPU per worker, NCCL between them (fails at start if the cluster has no GPU).
@@ -97,7 +98,7 @@ class TrackingConfig(Config):
     register_as: str = "parabit-encoder"
 
 
-class RunConfig(Config):
+class TrainingConfig(Config):
     """What every training run has. ``name`` identifies it: re-running with the same name resumes from its last
     checkpoint (and continues its MLflow run). ``recipe`` names the recipe that trains it (``parabit.recipes``).
 
@@ -116,7 +117,7 @@ class RunConfig(Config):
     name: str = Field(pattern=r"^[^/\s]+$", description="a run name without '/' or spaces")
     seed: NonNegativeInt = 1
     optim: OptimConfig = Field(default_factory=OptimConfig)
-    scaling: ScalingConfig = Field(default_factory=ScalingConfig)
+    scaling: ScalingSettings = Field(default_factory=ScalingSettings)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     selection: Literal["last", "best"] = "last"
     max_failures: int = Field(2, ge=-1)
@@ -150,7 +151,7 @@ RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "m
 RESUMABLE_FIELDS = frozenset({"optim.epochs"})
 
 
-def trained_settings(config: RunConfig) -> dict:
+def trained_settings(config: TrainingConfig) -> dict:
     """What a run of ``config.name`` trains: its config without the settings a re-run may change (what a run name
     stands for, and what a reproduction cell's ledger digest covers)."""
     return {key: value for key, value in to_dict(config).items() if key not in RESUMABLE_CHANGES}

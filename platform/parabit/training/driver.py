@@ -4,11 +4,11 @@
 (:mod:`parabit.sweeps.sweep` passes what differs: the run's kind and parent, Tune's report callback, no
 registration), so both take the same settings lock, resume, divergence check and final evaluation.
 
-Re-running it with the same ``config.name`` resumes: Ray Train picks up the stored run (same
+Re-running it with the same ``config.name`` resumes: Ray Train picks up the stored run (same Ray
 ``RunConfig(name, storage_path)``) from its last checkpoint (or from a newer one its record missed when the driver was
-killed: :mod:`parabit.training.checkpointing`), and the MLflow run recorded for that name is continued rather than
-duplicated. A run that already trained all its epochs is not handed to Ray Train again: its last checkpoint is
-evaluated (and registered, if it was not yet).
+killed), and the MLflow run recorded for that name is continued rather than duplicated (the run's record:
+:mod:`parabit.training.checkpointing`). A run that already trained all its epochs is not handed to Ray Train again:
+its last checkpoint is evaluated (and registered, if it was not yet).
 
 However the run ends, its MLflow run is closed: ``FINISHED``, ``FAILED`` (an error, a divergence) or ``KILLED``
 (Ctrl-C, SIGTERM).
@@ -16,8 +16,6 @@ However the run ends, its MLflow run is closed: ``FINISHED``, ``FAILED`` (an err
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import time
@@ -25,34 +23,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ray
-import torch
-from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_RUN_NOTE
 from ray.data import DataContext
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig, UserCallback
-from ray.train.v2.api.exceptions import ControllerError
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
 from ray.train.v2._internal.constants import WORKER_GROUP_START_TIMEOUT_S_ENV_VAR
+from ray.train.v2.api.exceptions import ControllerError
 
-from parabit.config import ConfigError, to_dict
-from parabit.embedder import SentenceEmbedder
+from parabit.config import to_dict
 from parabit.evaluation import EvaluationReport
 from parabit.output import StepTimes, is_verbose, library_log_level
-from parabit.paths import output_root
-from parabit.ray_runtime import available_cpus, init_ray
+from parabit.ray_runtime import init_ray
 from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
-from parabit.training.checkpointing import finished_checkpoint, load_checkpoint_state, load_state
-from parabit.training.config import RESUMABLE_FIELDS, trained_settings
-from parabit.training.config import RunConfig as RunSettings
+from parabit.training.checkpointing import check_same_settings, finished_checkpoint, load_checkpoint_state, \
+    load_state, record_once, record_settings, run_directory, run_record, storage_path
+from parabit.training.config import TrainingConfig
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
-from parabit.training.placement import PLACEMENT_ATTEMPT_S, PlacementWatch, WorkersNotPlaced
-from parabit.training.prepared import PreparedData
+from parabit.training.placement import PLACEMENT_ATTEMPT_S, PlacementWatch, WorkersNotPlaced, check_resources
+from parabit.training.prepared import PreparedData, data_sizes
 from parabit.training.recipe import Evaluation, Recipe
 
 log = logging.getLogger(__name__)
@@ -103,93 +96,7 @@ class TrainingResult:
         return self.record.selected
 
 
-def storage_path(config: RunSettings) -> Path:
-    return Path(config.storage_path).resolve() if config.storage_path else output_root() / "ray_results"
-
-
-def run_directory(config: RunSettings) -> Path:
-    """Where Ray Train keeps the run's checkpoints."""
-    return storage_path(config) / config.name
-
-
-def _record_path(config: RunSettings) -> Path:
-    """Where a named run's record is kept: its MLflow run id (so a re-run continues the same MLflow run) and the
-    settings it trains with (so a re-run cannot change them)."""
-    return storage_path(config) / f"{config.name}.parabit.json"
-
-
-def run_record(config: RunSettings) -> dict:
-    """The record of the run ``config.name`` (its MLflow run id, the settings it trains): empty if it never ran."""
-    record = _record_path(config)
-    return json.loads(record.read_text()) if record.exists() else {}
-
-
-def _record_once(config: RunSettings, key: str, value) -> None:
-    """Add ``key`` to the run's record unless it is already there (a record's entries never change)."""
-    content = run_record(config)
-    if key not in content:
-        record = _record_path(config)
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({**content, key: value}))
-
-
-def _flatten(value, prefix: str = "") -> dict:
-    if isinstance(value, dict):
-        return {k: v for key, item in value.items() for k, v in _flatten(item, f"{prefix}{key}.").items()}
-    return {prefix.rstrip("."): value}
-
-
-def check_same_settings(config: RunSettings) -> None:
-    """Refuse to continue the run ``config.name`` with settings other than those it started with: a re-run resumes
-    from the run's checkpoints (or reuses its finished model), so a changed config would silently report a model
-    trained with the old one. Runs recorded before settings were kept are not checked, nor settings added since a
-    run started that keep their default."""
-    stored = run_record(config).get("settings")
-    if stored is None:
-        return
-    before, now = _flatten(stored), _flatten(trained_settings(config))
-    # A setting added to parabit since the run started keeps the old behaviour while it has its default.
-    added_as_default = (now.keys() - before.keys()) - _flatten(config.model_dump(mode="json",
-                                                                                 exclude_defaults=True)).keys()
-    changed = [f"{key}: {before.get(key)!r} -> {now.get(key)!r}" for key in sorted(before.keys() | now.keys())
-               if before.get(key) != now.get(key) and key not in RESUMABLE_FIELDS and key not in added_as_default]
-    if changed:
-        shown = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
-        raise ConfigError(
-            f"run {config.name!r} was started with other settings ({shown}); a run of one name resumes from its "
-            f"checkpoints, so give this one a new name (--set name=...), or delete {run_directory(config)} and "
-            f"{_record_path(config)} to train {config.name!r} again from scratch")
-
-
-def record_settings(config: RunSettings) -> None:
-    """Keep what the run ``config.name`` trains beside its MLflow run id, for :func:`check_same_settings`."""
-    _record_once(config, "settings", trained_settings(config))
-
-
-def check_resources(config: RunSettings, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
-    """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
-    ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
-    left for Ray Data's read tasks, which then wait forever."""
-    if config.scaling.use_gpu:
-        gpus = ray.cluster_resources().get("GPU", 0)
-        if gpus < config.scaling.min_workers:
-            raise ConfigError(
-                f"scaling.use_gpu asks for {config.scaling.min_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
-                "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
-            )
-    cpus = available_cpus()
-    workers = config.scaling.min_workers * concurrent_runs  # an elastic run starts with what the cluster has
-    wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
-    if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
-        runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
-        raise ConfigError(
-            f"scaling asks for {runs}{config.scaling.min_workers} workers x {config.scaling.cpus_per_worker} CPU = "
-            f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
-            f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
-        )
-
-
-def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: str | None = None,
+def open_tracker(config: TrainingConfig, *, kind: str = "training", parent_run_id: str | None = None,
                  tags: dict | None = None, uri: str | None = None) -> RunTracker:
     """The MLflow run of ``config.name``: the one recorded for that name if this is a re-run, else a new one
     (with the config as params). ``kind`` ("training", "trial", "sweep") is tagged for filtering in the UI."""
@@ -204,11 +111,11 @@ def open_tracker(config: RunSettings, *, kind: str = "training", parent_run_id: 
     return tracker
 
 
-def remember_run(config: RunSettings, tracker: RunTracker) -> None:
+def remember_run(config: TrainingConfig, tracker: RunTracker) -> None:
     """Record the MLflow run of ``config.name`` (once it exists: a run created late, after the store came back,
     is recorded when the run finishes), so that re-running the same command continues it."""
     if tracker.run_id:
-        _record_once(config, "mlflow_run_id", tracker.run_id)
+        record_once(config, "mlflow_run_id", tracker.run_id)
 
 
 def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | None, *,
@@ -378,40 +285,14 @@ def _evaluate_and_log(recipe: Recipe, checkpoint: Checkpoint, prepared: Prepared
     return evaluation, record, final_score
 
 
-def data_sizes(prepared: PreparedData) -> dict:
-    """The numbers in the prepared data's statistics (pairs, rows, per split), and the vocabulary's size."""
-    return {**data_sizes_of(prepared.stats), "vocabulary": len(prepared.vocab)}
-
-
-def data_sizes_of(stats: dict) -> dict:
-    """The numbers in a prepared folder's ``stats.json`` (nested dicts kept, everything else dropped)."""
-    def numbers(value):
-        if isinstance(value, dict):
-            kept = {key: numbers(item) for key, item in value.items()}
-            return {key: item for key, item in kept.items() if item not in (None, {})}
-        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    return numbers(stats) or {}
-
-
-def untrained_embedder(recipe: Recipe) -> SentenceEmbedder | None:
-    """The recipe's model before any training, exactly as its run starts (the run's seed, data and refit), as an
-    embedder: what the trained model is measured against. None if the recipe exports no sentence encoder."""
-    prepared = recipe.prepare()
-    torch.manual_seed(recipe.config.seed)
-    module = recipe.build_module(prepared, sparse=False)
-    recipe.refit(module, prepared)
-    return recipe.export(module.eval(), prepared)
-
-
 def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedData) -> None:
     """Lineage: the data a run trained on as its MLflow dataset input (source files, rows, the pipeline runs that
     made them), where it was prepared, and its statistics."""
     name, sources = recipe.inputs()
     tracker.set_tags({tag_names.DATA: str(prepared.directory)})
     tracker.log_dict(prepared.stats, "data/stats.json")
-    producers = [run for source in sources for run in pipeline_runs_of(source, tracker.uri)]
-    tracker.log_dataset(name, digest=dataset_digest(prepared), source=", ".join(sources) or str(prepared.directory),
+    producers = [run for source in sources for run in tracker.pipeline_runs(source)]
+    tracker.log_dataset(name, digest=prepared.digest, source=", ".join(sources) or str(prepared.directory),
                         profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": len(prepared.vocab),
                                  "prepared": str(prepared.directory), "pipeline_runs": producers})
     for initial in recipe.initial_inputs(prepared):
@@ -419,21 +300,3 @@ def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedDat
                             context="initialisation")
 
 
-def dataset_digest(prepared: PreparedData) -> str:
-    """The prepared folder's name (its cache key) as the dataset digest, hashed when longer than MLflow's 36
-    characters (a BilDRL run's folder is named after the run)."""
-    name = prepared.directory.name
-    return name if len(name) <= 36 else hashlib.sha256(name.encode()).hexdigest()[:32]
-
-
-def pipeline_runs_of(output: str, uri: str) -> list[str]:
-    """The ids of the pipeline runs whose output is ``output`` (tag ``parabit.pipeline_output``)."""
-    try:
-        client = MlflowClient(uri)
-        experiments = [e.experiment_id for e in client.search_experiments()]
-        runs = client.search_runs(experiments, f"tags.`{tag_names.PIPELINE_OUTPUT}` = '{output}'") if experiments \
-            else []
-    except Exception as err:  # noqa: BLE001 - lineage is best effort while the store is down
-        log.warning("could not look up the pipeline run of %s (%s)", output, err)
-        return []
-    return [run.info.run_id for run in runs]

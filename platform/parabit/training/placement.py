@@ -19,7 +19,10 @@ from ray.train.v2._internal.exceptions import WorkerGroupStartupTimeoutError
 from ray.train.v2._internal.execution.callback import ControllerCallback
 from ray.train.v2._internal.execution.controller.state import TrainControllerStateType
 
+from parabit.config import ConfigError
 from parabit.output import one_line_console
+from parabit.ray_runtime import available_cpus
+from parabit.training.config import TrainingConfig
 
 # Controller states in which the run has no worker group running and is waiting to start one.
 WAITING_STATES = frozenset({TrainControllerStateType.INITIALIZING, TrainControllerStateType.SCHEDULING,
@@ -96,3 +99,26 @@ def _not_about_placement(record: logging.LogRecord) -> bool:
     error = record.exc_info[1] if record.exc_info else None
     return not isinstance(error, (WorkerGroupStartupTimeoutError, WorkersNotPlaced)) and \
         not isinstance(getattr(error, "__cause__", None), WorkersNotPlaced)
+
+
+def check_resources(config: TrainingConfig, concurrent_runs: int = 1, cpus_per_run_driver: float = 0.0) -> None:
+    """Fail fast, with what to change, when ``concurrent_runs`` runs of ``config`` (each with a driver task of
+    ``cpus_per_run_driver``, e.g. a Tune trial) cannot all get their resources: no GPU, or less than one whole CPU
+    left for Ray Data's read tasks, which then wait forever."""
+    if config.scaling.use_gpu:
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if gpus < config.scaling.min_workers:
+            raise ConfigError(
+                f"scaling.use_gpu asks for {config.scaling.min_workers} GPU worker(s) but the Ray cluster has {gpus:g} "
+                "GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes"
+            )
+    cpus = available_cpus()
+    workers = config.scaling.min_workers * concurrent_runs  # an elastic run starts with what the cluster has
+    wanted = workers * config.scaling.cpus_per_worker + concurrent_runs * cpus_per_run_driver
+    if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
+        runs = f"{concurrent_runs} concurrent runs x " if concurrent_runs > 1 else ""
+        raise ConfigError(
+            f"scaling asks for {runs}{config.scaling.min_workers} workers x {config.scaling.cpus_per_worker} CPU = "
+            f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data; lower scaling.cpus_per_worker "
+            f"(e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or the number of concurrent runs"
+        )

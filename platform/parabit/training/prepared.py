@@ -9,6 +9,7 @@ a half-written folder behind.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import uuid
@@ -36,6 +37,13 @@ class PreparedData:
     lang_b: str
     max_tokens: int
     stats: dict
+
+    @property
+    def digest(self) -> str:
+        """The folder's name (its cache key) as a dataset digest, hashed when longer than MLflow's 36 characters (a
+        BilDRL run's folder is named after the run)."""
+        name = self.directory.name
+        return name if len(name) <= 36 else hashlib.sha256(name.encode()).hexdigest()[:32]
 
     @property
     def pairs_path(self) -> Path:
@@ -109,3 +117,19 @@ def arrow_to_tensors(table: pa.Table) -> dict[str, np.ndarray]:
         elif pa.types.is_floating(column.type):
             out[name] = column.to_numpy().astype(np.float32)
     return out
+
+
+def data_sizes(prepared: PreparedData) -> dict:
+    """The numbers in the prepared data's statistics (pairs, rows, per split), and the vocabulary's size."""
+    return {**data_sizes_of(prepared.stats), "vocabulary": len(prepared.vocab)}
+
+
+def data_sizes_of(stats: dict) -> dict:
+    """The numbers in a prepared folder's ``stats.json`` (nested dicts kept, everything else dropped)."""
+    def numbers(value):
+        if isinstance(value, dict):
+            kept = {key: numbers(item) for key, item in value.items()}
+            return {key: item for key, item in kept.items() if item not in (None, {})}
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return numbers(stats) or {}

@@ -39,10 +39,10 @@ from torch import nn
 from parabit.config import from_dict
 from parabit.embedder import SentenceEmbedder
 from parabit.evaluation.report import EvaluationReport
-from parabit.training.config import RunConfig
+from parabit.training.config import TrainingConfig
 from parabit.training.prepared import PreparedData
 
-ConfigT = TypeVar("ConfigT", bound=RunConfig)
+ConfigT = TypeVar("ConfigT", bound=TrainingConfig)
 
 
 @dataclass
@@ -97,7 +97,7 @@ class Recipe(ABC, Generic[ConfigT]):
     in :data:`parabit.recipes.RECIPES`; an instance holds one run's config."""
 
     name: ClassVar[str]
-    config_class: ClassVar[type[RunConfig]]
+    config_class: ClassVar[type[TrainingConfig]]
     experiment_tags: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: ConfigT):
@@ -157,6 +157,15 @@ class Recipe(ABC, Generic[ConfigT]):
         """The one number of :meth:`evaluate`'s report that sums up the run (higher is better): what every run logs
         as its final score (:data:`parabit.tracking.tags.FINAL_SCORE`) and a sweep shows per trial and for its best.
         NaN when the report lacks it. Held-out data: a sweep selects on the dev score, never on this."""
+
+    def untrained_embedder(self) -> SentenceEmbedder | None:
+        """The model before any training, exactly as its run starts (the run's seed, data and refit), as an
+        embedder: what the trained model is measured against. None if the recipe exports no sentence encoder."""
+        prepared = self.prepare()
+        torch.manual_seed(self.config.seed)
+        module = self.build_module(prepared, sparse=False)
+        self.refit(module, prepared)
+        return self.export(module.eval(), prepared)
 
     # -- worker side -------------------------------------------------------------------------------------------
     @abstractmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig
-from parabit.training.config import OptimConfig
+from parabit.training import OptimConfig
 
 
 def test_defaults_are_the_papers_optimiser():

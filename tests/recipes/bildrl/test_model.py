@@ -11,7 +11,7 @@ from parabit.recipes.bildrl.model import BilDRLModule
 from parabit.evaluation.retrieval import gold_ranks, retrieval_scores
 from parabit.evaluation.metrics import unit_rows
 from parabit.objectives import DictionaryL2Loss, DictionarySoftmaxLoss
-from parabit.training.recipe import Step
+from parabit.training import Step
 
 from .conftest import MUSE_PAIRS
 

@@ -12,8 +12,8 @@ from parabit.recipes.bildrl.inspect import seen_word_retrieval
 from parabit.recipes.bildrl.prepare import prepared_space
 from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig, JointConfig
 from parabit.recipes.bildrl.recipe import BilDRLRecipe
-from parabit.training.config import OptimConfig
-from parabit.training.driver import run_training
+from parabit.training import OptimConfig
+from parabit.training import run_training
 
 from .conftest import save_space
 

@@ -3,7 +3,7 @@ import pyarrow.parquet as pq
 
 from parabit.recipes.pairs.config import DataConfig
 from parabit.recipes.pairs.data import prepare_pairs
-from parabit.training.prepared import arrow_to_tensors
+from parabit.training import arrow_to_tensors
 
 
 def test_rows_are_conserved_and_ids_are_padded(tatoeba_slice, tmp_path):

@@ -11,9 +11,9 @@ from mlflow.tracking import MlflowClient
 from parabit.embedder import SentenceEmbedder
 from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig, SiameseModelConfig
 from parabit.recipes.siamese.recipe import SiameseRecipe
-from parabit.training.checkpointing import EMBEDDER_DIR
-from parabit.training.config import OptimConfig, ScalingConfig
-from parabit.training.driver import run_training
+from parabit.training import EMBEDDER_DIR
+from parabit.training import OptimConfig, ScalingSettings
+from parabit.training import run_training
 
 # Trained .54 vs untrained .42 on the slice's dev pairs (test .57 vs .49-.51); .05 leaves room for seeds and library
 # versions and fails a run that did not learn (lr 0 scores exactly the untrained model).
@@ -27,7 +27,7 @@ def test_attsialstm_on_a_sick_slice_trains_on_ray_and_reports_test_scores(ray_se
         data=SiameseDataConfig(task="sick", language="en", max_length=20, max_pairs_per_split=300),
         model=SiameseModelConfig(variant="attsialstm", hidden_size=50, init="glove"),
         optim=OptimConfig(lr=0.005, batch_size=32, epochs=3, clip_norm=1.0),
-        scaling=ScalingConfig(num_workers=1, cpus_per_worker=1.0),
+        scaling=ScalingSettings(num_workers=1, cpus_per_worker=1.0),
         storage_path=str(outputs / "ray_results"),
     )
     result = run_training(SiameseRecipe(config))

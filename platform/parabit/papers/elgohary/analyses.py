@@ -14,7 +14,7 @@ from parabit.recipes.pairs.config import DataConfig
 from parabit.recipes.pairs.data import prepare_pairs
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import UNK_WORD
-from parabit.training.prepared import PreparedData
+from parabit.training import PreparedData
 
 UNDERTRAINED_BELOW = 100
 TEST_SETS = ("sts2012", "sts2013", "sts2014", "sts2015", "sick")

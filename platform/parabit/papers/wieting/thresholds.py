@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 from parabit.config import to_dict
 from parabit.tracking import tags
 from parabit.tracking.store import tracking_uri
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 from parabit.sweeps.space import Parameter, SchedulerSettings, SearchSettings, SearchSpace
 from parabit.sweeps.sweep import run_sweep
 
@@ -62,7 +62,7 @@ class Tuned:
         return cls.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
-def tune_thresholds(name: str, label: str, base: RunConfig, candidates: list[Trial], workdir: Path,
+def tune_thresholds(name: str, label: str, base: TrainingConfig, candidates: list[Trial], workdir: Path,
                     epochs: int) -> Tuned:
     """Sweep ``candidates`` (one selection each) with ``base`` trained ``epochs`` epochs per trial, one trial at a
     time (the machine's cores are the trial's); returns and saves the result (reused when saved)."""

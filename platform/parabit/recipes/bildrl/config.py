@@ -15,7 +15,7 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_va
 
 from parabit.config import Config
 from parabit.paths import output_root
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 
 DIRECTIONS = ("fr-en", "en-es", "es-en")
 """``<word language>-<definition language>``: fr-en = French words defined in English (the issue's fr→en)."""
@@ -92,7 +92,7 @@ class JointConfig(Config):
     bitext_pairs: PositiveInt = 20000
 
 
-class BilDRLConfig(RunConfig):
+class BilDRLConfig(TrainingConfig):
     """One BilDRL run (recipe ``bildrl``): ``directions`` (one = single direction, two = multi-task with shared
     parameters; all of one space), the built ``data_dir`` (default ``outputs/bildrl/data``), the ``space`` of those
     directions (default: the build config's), ``max_train_rows`` per direction (a seeded sample; None = all), and the

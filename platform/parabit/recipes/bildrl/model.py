@@ -11,8 +11,8 @@ from parabit.encoders import build_encoder
 from parabit.objectives import build_objective
 from parabit.objectives.bow_alignment import BagOfWordsAlignmentLoss
 from parabit.objectives.skipgram import SkipGramLoss
-from parabit.training.batches import random_batch
-from parabit.training.recipe import Step, TrainingModule
+from parabit.training import random_batch
+from parabit.training import Step, TrainingModule
 
 
 def encoder_options(config: DictionaryModelConfig) -> dict:

@@ -24,7 +24,7 @@ from parabit.recipes.bildrl.config import BilDRLConfig
 from parabit.recipes.bildrl.space import BilingualSpace, find_embedder
 from parabit.paths import output_root
 from parabit.runlock import one_builder
-from parabit.training.prepared import PreparedData, id_table, write_prepared
+from parabit.training import PreparedData, id_table, write_prepared
 
 BITEXT_MAX_TOKENS = 30
 PREPARED_FORMAT = 2

@@ -16,7 +16,7 @@ from parabit.config import Config, check_name
 from parabit.evaluation.config import EvaluationConfig
 from parabit.teacher.model import TEACHER_DIM, require_teacher
 from parabit.text.tokenize import TokenizerName
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 
 FILE_CONDITIONS = ("pairs_parquet", "bilingual_phrases", "pivot_paraphrases")  # need data.path
 BITEXT_SOURCES = ("tatoeba", "europarl")  # the default; "newstest" is asked for by name
@@ -219,7 +219,7 @@ class ObjectiveConfig(Config):
         return {"margin": self.margin, "strategy": self.sampling}
 
 
-class PairsConfig(RunConfig):
+class PairsConfig(TrainingConfig):
     """A pair-training run (recipe ``pairs``). ``dev`` is the development set scored after every epoch (a name from
     :data:`parabit.evaluation.dev.DEV_SETS`, e.g. ``sts2016``, ``sts2012-train-smteuroparl`` or
     ``sts2012-train+sick-trial``); its score is reported as ``dev_score``, the metric sweeps optimise and

@@ -29,7 +29,7 @@ from parabit.teacher.vectors import encode_with_ray
 from parabit.text.glove import load_glove
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary, pad_batch
-from parabit.training.prepared import PreparedData, fixed_size_ids, id_table, write_prepared
+from parabit.training import PreparedData, fixed_size_ids, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from parabit.teacher.vectors import build_distilled_table, load_distilled_table
 from parabit.text.frequency import sif_weights
 from parabit.text.glove import glove_rows_by_translation, glove_rows_for, rows_by_translation
 from parabit.text.vocab import PAD_ID, UNK_WORD, Vocabulary
-from parabit.training.recipe import Step, TrainingModule
+from parabit.training import Step, TrainingModule
 
 
 def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:

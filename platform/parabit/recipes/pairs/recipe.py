@@ -20,9 +20,9 @@ from parabit.recipes.pairs.data import COUNTS_FILE, prepare_pairs
 from parabit.recipes.pairs.model import PairModule, TeacherSentences, distilled_words, prepare_initial_vectors
 from parabit.teacher.model import teacher_id
 from parabit.teacher.vectors import distilled_table_path
-from parabit.training.checkpointing import EMBEDDER_DIR
-from parabit.training.prepared import PreparedData, arrow_to_tensors
-from parabit.training.recipe import Evaluation, InitialInput, Recipe
+from parabit.training import EMBEDDER_DIR
+from parabit.training import PreparedData, arrow_to_tensors
+from parabit.training import Evaluation, InitialInput, Recipe
 
 
 def teacher_sentences(prepared: PreparedData) -> TeacherSentences | None:

@@ -13,7 +13,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from parabit.config import Config
 from parabit.text.tokenize import TokenizerName
-from parabit.training.config import RunConfig
+from parabit.training import TrainingConfig
 
 # Bao et al.'s four models: the Siamese encoder each one shares between its two sentences.
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -89,7 +89,7 @@ class SiameseModelConfig(Config):
         return name, {**options, "hidden_size": self.hidden_size}
 
 
-class SiameseConfig(RunConfig):
+class SiameseConfig(TrainingConfig):
     """A supervised run (recipe ``siamese``). ``name`` identifies it: re-running with the same name resumes.
 
     The objective follows the task (:attr:`objective`): MaLSTM regression (MSE of ``1 + 4·exp(−‖h_a − h_b‖₁)`` against

@@ -31,7 +31,7 @@ from parabit.runlock import one_builder
 from parabit.recipes.siamese.config import SiameseDataConfig
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import UNK_WORD, Vocabulary, pad_batch
-from parabit.training.prepared import PreparedData, arrow_to_tensors, id_table, write_prepared
+from parabit.training import PreparedData, arrow_to_tensors, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from parabit.paths import project_path
 from parabit.recipes.siamese.config import SiameseConfig, SiameseModelConfig
 from parabit.text.glove import glove_rows_for
 from parabit.text.vocab import Vocabulary
-from parabit.training.recipe import Step, TrainingModule
+from parabit.training import Step, TrainingModule
 
 log = logging.getLogger(__name__)
 

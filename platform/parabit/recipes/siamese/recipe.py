@@ -13,9 +13,9 @@ from parabit.recipes.siamese.config import SiameseConfig
 from parabit.recipes.siamese.data import prepare_siamese_data, read_split
 from parabit.evaluation.supervised import as_scores, best_threshold, dev_score, task_scores
 from parabit.recipes.siamese.model import SiameseModule, build_head, predict_pairs
-from parabit.training.checkpointing import EMBEDDER_DIR
-from parabit.training.prepared import PreparedData
-from parabit.training.recipe import Evaluation, Recipe
+from parabit.training import EMBEDDER_DIR
+from parabit.training import PreparedData
+from parabit.training import Evaluation, Recipe
 
 
 def benchmark_name(config: SiameseConfig) -> str:
