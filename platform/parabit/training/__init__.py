@@ -9,13 +9,13 @@ run or a Ray Tune trial, resuming a run of the same name; it raises :class:`Trai
 
 from parabit.training.batches import random_batch
 from parabit.training.checkpointing import EMBEDDER_DIR, load_state, run_directory, run_record
-from parabit.training.config import RESUMABLE_CHANGES, OptimConfig, ScalingSettings, TrackingConfig, TrainingConfig, \
-    trained_settings
+from parabit.training.config import (RESUMABLE_CHANGES, OptimConfig, ScalingSettings, TrackingConfig, TrainingConfig,
+                                     trained_settings)
 from parabit.training.driver import TrainingResult, evaluate_checkpoint, open_tracker, remember_run, run_training
 from parabit.training.guard import TrainingDiverged
 from parabit.training.placement import WorkersNotPlaced, check_resources
-from parabit.training.prepared import PreparedData, arrow_to_tensors, data_sizes_of, fixed_size_ids, id_table, \
-    write_prepared
+from parabit.training.prepared import (PreparedData, arrow_to_tensors, data_sizes_of, fixed_size_ids, id_table,
+                                       write_prepared)
 from parabit.training.recipe import Evaluation, InitialInput, Recipe, Step, TrainingModule
 
 __all__ = [

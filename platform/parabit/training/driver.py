@@ -39,8 +39,9 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
-from parabit.training.checkpointing import check_same_settings, finished_checkpoint, load_checkpoint_state, \
-    load_state, record_once, record_settings, run_directory, run_record, storage_path
+from parabit.training.checkpointing import (check_same_settings, finished_checkpoint, load_checkpoint_state,
+                                            load_state, record_once, record_settings, run_directory, run_record,
+                                            storage_path)
 from parabit.training.config import TrainingConfig
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
