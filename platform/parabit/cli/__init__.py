@@ -102,10 +102,9 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
         if user_error is not None:
             print(f"error: {one_line(str(user_error))}", file=sys.stderr)
             return 2
-        from parabit.training import TrainingDiverged
-        from parabit.training import WorkersNotPlaced
+        from parabit.training import RunStopped
 
-        if isinstance(err, (TrainingDiverged, WorkersNotPlaced)):  # the run stopped; the message says what to do
+        if isinstance(err, RunStopped):  # a run or sweep stopped: its message says why and what to do
             print(f"error: {one_line(str(err))}", file=sys.stderr)
             return 1
         raise

@@ -94,7 +94,7 @@ def sweep(space: str, name: str | None, num_samples: int | None, overrides: dict
     click.echo(summary.best_report.table())
     click.echo(f"\n{summary.trials} trials ({summary.errors} errors) in {summary.seconds:.0f} s")
     click.echo(f"best {loaded.search.metric}: {summary.best_dev_score:.4f} ({summary.best_trial}) with "
-               f"{summary.best_params}")
+               f"{summary.best_params}; its final score {summary.best_final_score:.4f}")
     click.echo(f"MLflow parent run id: {summary.parent_run_id}  experiment: {summary.experiment}")
     click.echo(f"model: {summary.model_uri}")
     return 0

@@ -42,7 +42,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
-from parabit.training import check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
+from parabit.training import RunStopped, check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
 from parabit.sweeps.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class SweepInterrupted(KeyboardInterrupt):
     """The sweep was stopped (Ctrl-C) before every trial ended; its state is saved and the same command resumes."""
 
 
-class SweepFailed(RuntimeError):
+class SweepFailed(RunStopped):
     """Every trial of the sweep failed (or none reported its metric): there is no best trial to register."""
 
 

@@ -37,7 +37,8 @@ COMMAND = "parabit.command"
 # MLflow's own tag nesting a run under another.
 PARENT_RUN_ID = "mlflow.parentRunId"
 
-# Metrics every training run reports per epoch, and a trial's final score (logged last: marks the evaluation done).
+# Metrics every training run reports per epoch, and its final score (the recipe's headline number,
+# Recipe.final_score; logged last: marks the evaluation done).
 DEV_SCORE = "dev_score"
 LOSS = "loss"
-FINAL_SCORE = "final/sts_mean_pearson"
+FINAL_SCORE = "final/score"

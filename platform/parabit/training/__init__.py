@@ -12,7 +12,7 @@ from parabit.training.checkpointing import EMBEDDER_DIR, load_state, run_directo
 from parabit.training.config import (RESUMABLE_CHANGES, OptimConfig, ScalingSettings, TrackingConfig, TrainingConfig,
                                      trained_settings)
 from parabit.training.driver import TrainingResult, evaluate_checkpoint, open_tracker, remember_run, run_training
-from parabit.training.guard import TrainingDiverged
+from parabit.training.guard import RunStopped, TrainingDiverged
 from parabit.training.placement import WorkersNotPlaced, check_resources
 from parabit.training.prepared import (PreparedData, arrow_to_tensors, data_sizes_of, fixed_size_ids, id_table,
                                        write_prepared)
@@ -20,7 +20,7 @@ from parabit.training.recipe import Evaluation, InitialInput, Recipe, Step, Trai
 
 __all__ = [
     "EMBEDDER_DIR", "RESUMABLE_CHANGES", "Evaluation", "InitialInput", "OptimConfig", "PreparedData", "Recipe",
-    "ScalingSettings", "Step", "TrackingConfig", "TrainingConfig", "TrainingDiverged", "TrainingModule",
+    "RunStopped", "ScalingSettings", "Step", "TrackingConfig", "TrainingConfig", "TrainingDiverged", "TrainingModule",
     "TrainingResult", "WorkersNotPlaced", "arrow_to_tensors", "check_resources", "data_sizes_of", "evaluate_checkpoint",
     "fixed_size_ids", "id_table", "load_state", "open_tracker", "random_batch", "remember_run", "run_directory",
     "run_record", "run_training", "trained_settings", "write_prepared",

@@ -18,7 +18,12 @@ from torch import nn
 DIVERGENCE_FILE = "divergence.json"
 
 
-class TrainingDiverged(RuntimeError):
+class RunStopped(RuntimeError):
+    """A run (or a sweep) that stopped for a reason its message states, with what to do next: the command-line
+    reports it as one line and exit code 1, not as a traceback."""
+
+
+class TrainingDiverged(RunStopped):
     """Training produced a non-finite value; the message names the epoch, step and tensor, and what to change."""
 
 

@@ -23,6 +23,7 @@ from parabit.config import ConfigError
 from parabit.output import one_line_console
 from parabit.ray_runtime import available_cpus
 from parabit.training.config import TrainingConfig
+from parabit.training.guard import RunStopped
 
 # Controller states in which the run has no worker group running and is waiting to start one.
 WAITING_STATES = frozenset({TrainControllerStateType.INITIALIZING, TrainControllerStateType.SCHEDULING,
@@ -33,7 +34,7 @@ QUIET_WAIT_S = 5.0
 PLACEMENT_ATTEMPT_S = 10.0
 
 
-class WorkersNotPlaced(RuntimeError):
+class WorkersNotPlaced(RunStopped):
     """The cluster could not place a run's workers within ``scaling.placement_timeout_s``; the message says which
     resources are missing. The run keeps its checkpoints: the same command resumes it."""
 
