@@ -1,6 +1,7 @@
 """Analyses of a finished run beyond its evaluation: ``bildrl-retrieval``.
 
-The seed papers' tables are written by ``parabit reproduce`` (docs/reproduction.md), not by a command of their own.
+The seed papers' tables are written by ``parabit reproduce`` (into the reproduction document), not by a command
+of their own.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ of what it trains (:mod:`parabit.papers.ledger`). The :class:`CellRunner` finds 
 1. the **ledger** (a record with the cell's digest): nothing is trained, whether or not MLflow knows the run;
 2. a FINISHED **MLflow run** of the cell trained with the same settings (tagged with its digest, or with the
    settings its run record keeps): recorded in the ledger, not trained again;
-3. **training** it with :func:`parabit.training.driver.run_training` (a killed cell resumes from its last
+3. **training** it with :func:`parabit.training.run_training` (a killed cell resumes from its last
    checkpoint: the kernel resumes by run name), then recording it in the ledger.
 
 Cells that must train run one at a time in this process, or ``parallel`` at once as Ray tasks (each starts its own

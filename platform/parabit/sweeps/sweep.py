@@ -1,4 +1,4 @@
-"""Running a sweep: one Tune trial per point, each trained by :func:`~parabit.training.driver.run_training` like a
+"""Running a sweep: one Tune trial per point, each trained by :func:`~parabit.training.run_training` like a
 single run (settings lock, resume, divergence check, final evaluation), as a child of the sweep that registers nothing.
 
 MLflow gets one parent run per sweep and one child run per trial (params, per-epoch loss and dev score, the final
@@ -99,7 +99,7 @@ def trial_name(space: SearchSpace, trial_id: str) -> str:
 
 
 def run_trial(trial_config: dict, context: SweepContext) -> None:
-    """One trial: the trial's config trained like any run (:func:`~parabit.training.driver.run_training`) as a child
+    """One trial: the trial's config trained like any run (:func:`~parabit.training.run_training`) as a child
     MLflow run of the sweep, every epoch reported to Tune, then its final score and checkpoint.
 
     A trial Tune runs again after ``Tuner.restore`` whose run already logged its final score (the sweep's driver was
