@@ -7,21 +7,34 @@ run or a Ray Tune trial, resuming a run of the same name; it raises :class:`Trai
 :class:`WorkersNotPlaced` when a run stops for those reasons.
 """
 
-from parabit.training.batches import random_batch
-from parabit.training.checkpointing import EMBEDDER_DIR, load_state, run_directory, run_record
-from parabit.training.config import (RESUMABLE_CHANGES, OptimConfig, ScalingSettings, TrackingConfig, TrainingConfig,
-                                     trained_settings)
-from parabit.training.driver import TrainingResult, evaluate_checkpoint, open_tracker, remember_run, run_training
-from parabit.training.guard import RunStopped, TrainingDiverged
-from parabit.training.placement import WorkersNotPlaced, check_resources
-from parabit.training.prepared import (PreparedData, arrow_to_tensors, data_sizes_of, fixed_size_ids, id_table,
-                                       write_prepared)
-from parabit.training.recipe import Evaluation, InitialInput, Recipe, Step, TrainingModule
+import importlib
 
-__all__ = [
-    "EMBEDDER_DIR", "RESUMABLE_CHANGES", "Evaluation", "InitialInput", "OptimConfig", "PreparedData", "Recipe",
-    "RunStopped", "ScalingSettings", "Step", "TrackingConfig", "TrainingConfig", "TrainingDiverged", "TrainingModule",
-    "TrainingResult", "WorkersNotPlaced", "arrow_to_tensors", "check_resources", "data_sizes_of", "evaluate_checkpoint",
-    "fixed_size_ids", "id_table", "load_state", "open_tracker", "random_batch", "remember_run", "run_directory",
-    "run_record", "run_training", "trained_settings", "write_prepared",
-]
+# What the face exports, by the module of this package that defines it. Each name is imported on first use (PEP
+# 562), so a recipe or a config that needs only `TrainingConfig` or `Recipe` does not pull in Ray Train and the
+# driver at start-up.
+_MODULES = {
+    "batches": ("random_batch",),
+    "checkpointing": ("EMBEDDER_DIR", "load_state", "run_directory", "run_record"),
+    "config": ("RESUMABLE_CHANGES", "OptimConfig", "ScalingSettings", "TrackingConfig", "TrainingConfig",
+               "trained_settings"),
+    "driver": ("TrainingResult", "evaluate_checkpoint", "open_tracker", "remember_run", "run_training"),
+    "guard": ("RunStopped", "TrainingDiverged"),
+    "placement": ("WorkersNotPlaced", "check_resources"),
+    "prepared": ("PreparedData", "arrow_to_tensors", "data_sizes_of", "fixed_size_ids", "id_table", "write_prepared"),
+    "recipe": ("Evaluation", "InitialInput", "Recipe", "Step", "TrainingModule"),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
