@@ -14,7 +14,9 @@ WORKER_CPUS="${PARABIT_WORKER_CPUS:-1}"
 # Two cores and a few GiB per user here: Ray's default (30% of memory per node) would reserve far too much.
 OBJECT_STORE_BYTES="${PARABIT_OBJECT_STORE_BYTES:-268435456}"
 # Ports: the head's GCS at BASE, its dashboard at BASE+1, its client server at BASE+2; node i (0 = head) gets a
-# block of 100 ports at BASE+100*(i+1). Distinct blocks are what let several raylets share one machine.
+# block of 100 ports at BASE+100*(i+1): its agents at offsets 0-3, its raylet at a pair in 10-29 (the next pair each
+# time the node is started again, see start.sh), its Ray workers at 30-99. Distinct blocks are what let several
+# raylets share one machine.
 PORT_BASE="${PARABIT_PORT_BASE:-26300}"
 MLFLOW_PORT="${PARABIT_MLFLOW_PORT:-$((PORT_BASE + 3))}"
 GCS_PORT="$PORT_BASE"
@@ -81,7 +83,8 @@ http_get() {  # http_get URL: the body, with this cluster's Ray token (the dashb
 NODE_START_ATTEMPTS=3
 
 exited_during_start() {  # exited_during_start WHAT LOGFILE: the last lines of the log, then fail
-    tail -n 30 "$2" >&2 || true
+    # Without the raylet's state dump, which `ray start` prints on a raylet's exit and which buries its reason.
+    grep -v '\[state-dump\]' "$2" | tail -n 30 >&2 || true
     die "$1 exited during start-up (log: $2)"
 }
 

@@ -31,11 +31,18 @@ command -v ray >/dev/null || die "no 'ray' in $VENV_BIN: run 'make setup' first 
 mkdir -p "$STATE_DIR/logs"
 use_cluster_auth
 
-node_ports() {  # the per-node ports of node $1: each raylet needs its own, or the second one on a machine fails
-    echo "--node-manager-port=$(node_port "$1" 0)" "--object-manager-port=$(node_port "$1" 1)" \
-        "--dashboard-agent-listen-port=$(node_port "$1" 2)" "--dashboard-agent-grpc-port=$(node_port "$1" 3)" \
-        "--metrics-export-port=$(node_port "$1" 4)" "--runtime-env-agent-port=$(node_port "$1" 5)" \
-        "--min-worker-port=$(node_port "$1" 10)" "--max-worker-port=$(node_port "$1" 99)"
+node_ports() {  # node_ports INDEX: node INDEX's ports (each raylet needs its own, or the second one on a machine fails)
+    # A node started again takes the next pair of raylet ports: the head retries a dead node's address with a
+    # growing back-off for minutes, and a new raylet at that same address failed all of the GCS's health checks
+    # (killed as "mistakenly marked dead" 20 s after registering, three starts in a row).
+    local starts_file="$STATE_DIR/node-$1.starts" starts=0 pair
+    [ -f "$starts_file" ] && starts="$(cat "$starts_file")"
+    echo $((starts + 1)) >"$starts_file"
+    pair=$((10 + 2 * (starts % 10)))
+    echo "--node-manager-port=$(node_port "$1" "$pair")" "--object-manager-port=$(node_port "$1" $((pair + 1)))" \
+        "--dashboard-agent-listen-port=$(node_port "$1" 0)" "--dashboard-agent-grpc-port=$(node_port "$1" 1)" \
+        "--metrics-export-port=$(node_port "$1" 2)" "--runtime-env-agent-port=$(node_port "$1" 3)" \
+        "--min-worker-port=$(node_port "$1" 30)" "--max-worker-port=$(node_port "$1" 99)"
 }
 node_args() {  # what every node gets: its ports, its own temp dir, a small object store, no GPUs
     node_ports "$1"
@@ -157,6 +164,7 @@ if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; t
 fi
 # Leftovers of a cluster that died without stop.sh: clear them so the new one starts clean.
 "$INFRA_LOCAL_DIR/stop.sh" --quiet
+rm -f "$STATE_DIR"/node-*.starts  # a new head holds no dead node's address: each node's ports start from the first pair
 
 # If anything below fails, take down what was already started instead of leaving half a cluster behind.
 trap 'status=$?; if [ $status -ne 0 ]; then log "start-up failed: stopping what was started"; "$INFRA_LOCAL_DIR/stop.sh" --quiet; fi' EXIT

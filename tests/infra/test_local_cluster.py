@@ -121,6 +121,12 @@ class Cluster:
         stopped = self.run(LOCAL / "stop.sh", "--only", name, *flags, timeout=120)
         assert stopped.returncode == 0, stopped.stderr[-3000:]
 
+    def raylet_port(self, node: str) -> int:
+        """The node manager port of the live raylet labelled ``parabit-node=node``."""
+        (port,) = [n["raylet"]["nodeManagerPort"] for n in self.ray_api("/nodes?view=summary")["data"]["summary"]
+                   if n["raylet"]["state"] == "ALIVE" and n["raylet"].get("labels", {}).get("parabit-node") == node]
+        return port
+
     def start_part(self, name: str) -> None:
         """``start.sh --only NAME``: the node or MLflow server back in the running cluster."""
         started = self.run(LOCAL / "start.sh", "--only", name, timeout=600)
@@ -298,6 +304,7 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
                "--set", "scaling.placement_timeout_s=30")
     cluster.submit_no_wait(f"{name}-1", *command)
     cluster.wait_for_log(f"{name}-1", f"[{name}] epoch 1/4 loss", timeout=300)
+    killed_port = cluster.raylet_port("worker-2")
     cluster.stop_part("worker-2", "--kill")
     killed = time.time()
     try:
@@ -315,6 +322,8 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
         assert run.info.status == "FAILED" and not client.search_model_versions("name='parabit-encoder-node-loss'")
     finally:
         cluster.start_part("worker-2")
+    # Started again at a new raylet address: the head's connection to the old one is still backing off.
+    assert cluster.raylet_port("worker-2") != killed_port
 
     cluster.submit_no_wait(f"{name}-2", *command)
     assert cluster.wait_for_end(f"{name}-2", timeout=420) == "SUCCEEDED", cluster.job_logs(f"{name}-2")[-5000:]
