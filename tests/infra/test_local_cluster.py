@@ -161,6 +161,8 @@ def local_cluster(ray_session, tmp_path_factory):
         shutil.rmtree(ray_temp, ignore_errors=True)
 
 
+# Over 120 s (~2.5 min on 2 cores): a job submitted with its working_dir, a Ray Train run of two workers on two nodes,
+# the evaluation and the model's upload to the MLflow server, on three raylets and a server sharing two cores.
 @pytest.mark.slow
 def test_two_node_training_job(local_cluster, small_config, tmp_path):
     cluster = local_cluster
@@ -220,6 +222,8 @@ def test_backtranslate_job(local_cluster):
     assert output.is_file() and output.is_relative_to(Path(cluster.env["PARABIT_OUTPUT"]))
 
 
+# Over 120 s (~4 min on 2 cores): a sweep job whose two trials are each a Ray Train run with ~20 s of start-up, then
+# the best trial evaluated and registered, on the cluster's three raylets sharing two cores.
 @pytest.mark.slow
 def test_two_trial_sweep_job(local_cluster, tmp_path):
     """Tune trials run in folders of their own: base_config (project-relative) must still resolve in every trial."""
@@ -249,6 +253,8 @@ def test_two_trial_sweep_job(local_cluster, tmp_path):
     assert "sts2016/mean/pearson" in parent.data.metrics
 
 
+# Over 120 s (~3.5 min on 2 cores): two cells trained at once must overlap in time, so both run to the end side by
+# side (each a Ray Train run with its evaluation) on a cluster whose raylets share two cores.
 @pytest.mark.slow
 def test_reproduction_cells_train_side_by_side(local_cluster, tmp_path):
     """`--parallel 2`: Bao's two quick cells train at once, each a Ray task with its own Ray Train run; their ledger
@@ -298,7 +304,8 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     """Two workers, worker-2's processes killed after epoch 1: the run waits placement_timeout_s (30 s) for a second
     train_slot, then ends: one error line naming what is missing, no traceback, the MLflow run FAILED, nothing
     registered. The same command, once worker-2 is back, resumes and finishes with every epoch in MLflow once.
-    (~3 min: two jobs, and the head takes ~30 s to declare the killed node dead before it can start again.)"""
+    (Over 120 s, ~3-8 min: two jobs, and the head takes ~30 s to declare the killed node dead before it can start
+    again.)"""
     cluster, name = local_cluster, "node-loss-fixed"
     command = (*NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=2",
                "--set", "scaling.placement_timeout_s=30")
@@ -339,7 +346,8 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
 def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_cluster):
     """``scaling.num_workers: [1, 2]``, worker-2's processes killed after epoch 1: the job succeeds on one worker from
     the last checkpoint, each epoch in MLflow once, and scores as the uninterrupted two-worker run of the previous
-    test (whose resume is bit-identical to an uninterrupted run) within noise. (~2 min with the node's restart.)"""
+    test (whose resume is bit-identical to an uninterrupted run) within noise. (Over 120 s, ~2-4.5 min: a four-epoch
+    job, the head's ~30 s to declare the killed node dead, and the node's restart.)"""
     cluster, name = local_cluster, "node-loss-elastic"
     cluster.submit_no_wait(name, *NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=[1, 2]")
     cluster.wait_for_log(name, f"[{name}] epoch 1/4 loss", timeout=300)
@@ -359,6 +367,8 @@ def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_clus
     assert abs(score - uninterrupted) < 0.03, (score, uninterrupted)
 
 
+# Over 120 s (~3.5 min on 2 cores): a four-epoch two-worker job must still be running after the client is killed and
+# while the MLflow server is stopped and started again (~15 s), then finish and register its model.
 @pytest.mark.slow
 def test_a_job_outlives_its_client_and_its_tracking_server_going_down(local_cluster):
     """`ray job submit` killed once the job runs, then the MLflow server stopped after epoch 1 and started again

@@ -20,6 +20,8 @@ STS_YEARS = (2012, 2013, 2014, 2015, 2016)
 MAX_LINES = 80
 
 
+# Over 120 s (~2.5 min on 2 cores): the README's main job itself, end to end: its own Ray, the Apertium pipeline on
+# shipped data, training, evaluation on every STS year and SICK, registration.
 @pytest.mark.slow
 def test_the_main_job_prints_a_short_report_and_registers_a_model_above_the_glove_mean(tmp_path):
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"

@@ -85,6 +85,8 @@ def test_a_distilled_table_is_the_scaled_pca_of_the_teacher_vectors_and_is_built
         load_distilled_table(WORDS[:10], 16, root=tmp_path)
 
 
+# Over 120 s (~2.3 min on 2 cores): the teacher (a transformer on CPU) encodes every word of the vocabulary alone and
+# 500 sentences through a Ray Data actor pool before the model trains, registers and is served.
 @pytest.mark.slow
 def test_a_model_from_distilled_vectors_trains_registers_and_serves_as_in_memory(ray_session, small_config):
     config = small_config(model=ModelConfig(encoder="avg", dim=32, init="distilled", init_std=0.1,

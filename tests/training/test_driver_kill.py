@@ -18,6 +18,8 @@ from ..cluster_support import kill_when, session_ray_env, write_config
 EPOCHS = 6
 
 
+# Over 120 s (~2.5 min on 2 cores): the training command run three times (killed mid-run, resumed, run again on the
+# finished run), each a new process that imports Ray, MLflow and torch and joins the session's Ray.
 @pytest.mark.slow
 def test_a_killed_driver_resumes_with_the_same_command_and_continues_its_mlflow_run(
         ray_session, small_config, tmp_path, isolated_mlflow_store):

@@ -86,6 +86,8 @@ def test_the_registered_model_is_the_model_trained(two_worker_run):
     np.testing.assert_allclose(predicted, in_checkpoint, rtol=1e-6, atol=1e-6)
 
 
+# Over 120 s (~3.5 min on 2 cores): two ten-epoch runs, the killed one and the uninterrupted one it must match, each
+# with its own Ray Train start-up; fewer epochs leave too little time for the kill to land between checkpoints.
 @pytest.mark.slow
 def test_a_killed_worker_resumes_from_its_checkpoint_and_matches_an_uninterrupted_run(ray_session, small_config,
                                                                                      isolated_mlflow_store):
