@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from parabit.encoders import SentenceEncoder, build_encoder
@@ -50,10 +51,12 @@ class SentenceEmbedder:
         if not sentences:
             return np.zeros((0, self.encoder.output_dim), dtype=np.float32)
         # Each distinct sentence is tokenised and encoded once (evaluation sets repeat sentences across pairs).
-        first: dict[str, int] = {}
-        where = [first.setdefault(sentence, len(first)) for sentence in sentences]
-        if len(first) < len(sentences):
-            return self.encode(list(first), batch_size)[where]
+        where, distinct = pd.factorize(np.asarray(sentences, dtype=object), use_na_sentinel=False)
+        if len(distinct) < len(sentences):
+            return self._encode_distinct(list(distinct), batch_size)[where]
+        return self._encode_distinct(sentences, batch_size)
+
+    def _encode_distinct(self, sentences: list[str], batch_size: int) -> np.ndarray:
         ids, lengths = self.token_ids(sentences)
         was_training = self.encoder.training
         self.encoder.eval()

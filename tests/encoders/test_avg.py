@@ -21,6 +21,19 @@ def test_mean_and_sum_by_hand():
     assert torch.equal(mean, torch.tensor([[1.0, 2.0], [3.0, 0.0]]))
 
 
+def test_tokens_past_the_length_and_pad_inside_it_are_left_out_by_hand():
+    # Real ids past each length (a batch cut to a shorter width elsewhere) and a PAD inside a length count for nothing:
+    # the mean divides by the real words, the weighted mean (SIF) by the length, as 1/|s| Σ a(w) v_w.
+    ids = torch.tensor([[1, PAD_ID, 3, 5], [2, 5, 5, 5]])
+    lengths = torch.tensor([3, 1])
+    mean = AvgEncoder(6, 2, initial_vectors=VECTORS)(ids, lengths)
+    assert torch.equal(mean, torch.tensor([[0.0, 3.0], [3.0, 0.0]]))
+    weights = torch.tensor([0.0, 2.0, 1.0, 0.5, 1.0, 1.0])
+    sif = AvgEncoder(6, 2, weighted=True, initial_weights=weights, initial_vectors=VECTORS)(ids, lengths)
+    # Sentence 0: (2·(1,2) + 0.5·(-1,4)) / 3 = (0.5, 2); sentence 1: 1·(3,0) / 1.
+    assert torch.equal(sif, torch.tensor([[0.5, 2.0], [3.0, 0.0]]))
+
+
 def test_unknown_pooling_is_rejected():
     with pytest.raises(ValueError, match="mean, sum"):
         AvgEncoder(6, 2, pooling="max")

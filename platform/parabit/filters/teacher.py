@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from parabit.filters.base import Filter, PairBatch, within
-from parabit.teacher.model import require_teacher, teacher_encode
+from parabit.teacher.model import TEACHER_BATCH, require_teacher, teacher_encode
 
 
 class TeacherSimilarityFilter(Filter):
@@ -18,7 +18,7 @@ class TeacherSimilarityFilter(Filter):
 
     name = "teacher"
 
-    def __init__(self, batch_size: int = 128):
+    def __init__(self, batch_size: int = TEACHER_BATCH):
         require_teacher("the filter 'teacher'")
         self.batch_size = batch_size
 

