@@ -36,3 +36,20 @@ def test_regexp_tokenizer_is_nltks_regexp_tokenizer_on_real_sentences():
     sentences = [s for subset in read_sts_year(2016) for p in subset.pairs for s in (p.sentence_a, p.sentence_b)]
     nltk_split = RegexpTokenizer(TREEBANK_LIKE_PATTERN).tokenize
     assert Tokenizer().tokenize_all(sentences) == [nltk_split(s.lower()) for s in sentences]
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_tokenize_flat_gives_each_text_s_tokens_in_order_with_and_without_n_t(lowercase):
+    from parabit.data.sts import read_sts_year
+
+    sentences = [s for subset in read_sts_year(2016) for p in subset.pairs for s in (p.sentence_a, p.sentence_b)]
+    edge_cases = ["I don't know.", "", "x-don't", "n't", "DON'T", "can't.\nwon't", "isn'tx", "   ", "it's fine"]
+    texts = edge_cases + sentences[:300] + edge_cases[::-1]
+    tokenizer = Tokenizer(lowercase=lowercase)
+    tokens, lengths = tokenizer.tokenize_flat(texts)
+    expected = [tokenizer(text.replace("\n", " ")) for text in texts]
+    assert lengths.tolist() == [len(e) for e in expected]
+    assert tokens.tolist() == [token for e in expected for token in e]
+    assert sum("n't" in e for e in expected) >= (4 if lowercase else 2)  # both of its passes were taken
+    without_n_t = ["no clitic here", "nor here"]
+    assert tokenizer.tokenize_flat(without_n_t)[0].tolist() == ["no", "clitic", "here", "nor", "here"]
