@@ -38,8 +38,9 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
             columns = list(model_input.columns) if isinstance(model_input, pd.DataFrame) else type(model_input).__name__
             raise ValueError(f"input needs a 'text' column of sentences; it has {columns}")
         texts = model_input["text"].tolist()
-        bad = [row for row, text in enumerate(texts) if not isinstance(text, str)]
-        if bad:
+        # infer_dtype checks every row in C; the rows at fault are looked for only when one is not a string.
+        if pd.api.types.infer_dtype(texts, skipna=False) not in ("string", "empty"):
+            bad = [row for row, text in enumerate(texts) if not isinstance(text, str)]
             raise ValueError(f"the 'text' column must hold strings; row(s) {bad[:10]} hold "
                              f"{[texts[row] for row in bad[:3]]} (drop or fill missing sentences first)")
         return self.embedder.encode(texts)
