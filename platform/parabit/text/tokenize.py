@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress
+from itertools import chain, compress
 from typing import Annotated
 
 import numpy as np
+import pandas as pd
 from nltk.tokenize import ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
 from pydantic import AfterValidator
 
@@ -30,6 +31,9 @@ _JOINED_PATTERN = re.compile(TREEBANK_LIKE_PATTERN + "|" + _TEXT_BREAK)
 # For texts without "n't" (~98% of the STS sentences), where the "n't" alternatives cannot match: the first one is
 # tried at every word and backtracks through it, which cost a third of the joined pass's time.
 _JOINED_PATTERN_WITHOUT_NOT = re.compile(_OTHER_TOKENS + "|" + _TEXT_BREAK)
+# Between texts joined for splitting at whitespace: a word of its own that the texts almost never hold.
+_SEPARATOR_WORD = "\x00"
+_TEXT_SEPARATOR = f" {_SEPARATOR_WORD} "
 
 
 def _regexp() -> Callable[[str], list[str]]:
@@ -49,6 +53,31 @@ TOKENIZERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
 
 TokenizerName = Annotated[str, AfterValidator(lambda name: check_name(name, TOKENIZERS, "tokenizer"))]
 """A config field naming a tokenizer of :data:`TOKENIZERS`."""
+
+
+def _flatten(tokenized: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.fromiter(map(len, tokenized), dtype=np.int64, count=len(tokenized))
+    return np.fromiter(chain.from_iterable(tokenized), dtype=object, count=int(lengths.sum())), lengths
+
+
+def _tokenize_joinable(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``regexp`` tokens of already lower-cased ``texts``, one after another, and each text's count: one pass
+    over the texts joined (two: the texts with "n't" and the others)."""
+    texts = [text.replace(_TEXT_BREAK, " ") for text in texts] if any(_TEXT_BREAK in t for t in texts) else texts
+    with_not = np.fromiter(("n't" in text for text in texts), dtype=bool, count=len(texts))
+    if not with_not.any():
+        return _split_joined(_JOINED_PATTERN_WITHOUT_NOT, _TEXT_BREAK.join(texts), len(texts))
+    tokens_with, lengths_with = _split_joined(_JOINED_PATTERN, _TEXT_BREAK.join(compress(texts, with_not)),
+                                              int(with_not.sum()))
+    tokens_without, lengths_without = _split_joined(
+        _JOINED_PATTERN_WITHOUT_NOT, _TEXT_BREAK.join(compress(texts, ~with_not)), int((~with_not).sum()))
+    lengths = np.empty(len(texts), dtype=np.int64)
+    lengths[with_not], lengths[~with_not] = lengths_with, lengths_without
+    # Both groups keep the texts' order, so each group's tokens fill its texts' places in order.
+    tokens = np.empty(int(lengths.sum()), dtype=object)
+    from_with = np.repeat(with_not, lengths)
+    tokens[from_with], tokens[~from_with] = tokens_with, tokens_without
+    return tokens, lengths
 
 
 def _split_joined(pattern: re.Pattern, joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,33 +110,40 @@ class Tokenizer:
 
     def tokenize_flat(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Every text's tokens one after another (an object array) and each text's token count: the same tokens as
-        :meth:`tokenize_all`, for encoding many texts at once. The ``regexp`` tokenizer makes one pass over the joined
-        texts (two: the texts with "n't" and the others) instead of one call per text."""
+        :meth:`tokenize_all`, for encoding many texts at once."""
+        pieces, positions, lengths = self.tokenize_indexed(texts)
+        return pieces[positions], lengths
+
+    def tokenize_indexed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`tokenize_flat` as ``(pieces, positions, lengths)``: the tokens one after another are
+        ``pieces[positions]``, so a caller can work on the (fewer) pieces and index its results.
+
+        The ``regexp`` tokenizer splits the joined texts at whitespace (which no token holds or crosses) and
+        tokenises each distinct whitespace-separated word once, in one pass over the words joined: texts repeat
+        their words, and the regular expression was most of encoding's time (bench/bench_encoding.py)."""
         if self.name != "regexp":
-            tokenized = self.tokenize_all(texts)
-            flat = np.fromiter((t for tokens in tokenized for t in tokens), dtype=object,
-                               count=sum(map(len, tokenized)))
-            return flat, np.fromiter(map(len, tokenized), dtype=np.int64, count=len(tokenized))
-        joined = _TEXT_BREAK.join(texts)
-        if joined.count(_TEXT_BREAK) != max(len(texts) - 1, 0):  # a text with a line break: a space splits the same
-            joined = _TEXT_BREAK.join(text.replace(_TEXT_BREAK, " ") for text in texts)
+            tokens, lengths = _flatten(self.tokenize_all(texts))
+            return tokens, np.arange(len(tokens)), lengths
+        joined = _TEXT_SEPARATOR.join(texts)
         if self.lowercase:
             joined = joined.lower()
-        if "n't" not in joined:
-            return _split_joined(_JOINED_PATTERN_WITHOUT_NOT, joined, len(texts))
-        texts = joined.split(_TEXT_BREAK)
-        with_not = np.fromiter(("n't" in text for text in texts), dtype=bool, count=len(texts))
-        tokens_with, lengths_with = _split_joined(_JOINED_PATTERN, _TEXT_BREAK.join(compress(texts, with_not)),
-                                                  int(with_not.sum()))
-        tokens_without, lengths_without = _split_joined(
-            _JOINED_PATTERN_WITHOUT_NOT, _TEXT_BREAK.join(compress(texts, ~with_not)), int((~with_not).sum()))
-        lengths = np.empty(len(texts), dtype=np.int64)
-        lengths[with_not], lengths[~with_not] = lengths_with, lengths_without
-        # Both groups keep the texts' order, so each group's tokens fill its texts' places in order.
-        tokens = np.empty(int(lengths.sum()), dtype=object)
-        from_with = np.repeat(with_not, lengths)
-        tokens[from_with], tokens[~from_with] = tokens_with, tokens_without
-        return tokens, lengths
+        if joined.count(_SEPARATOR_WORD) != max(len(texts) - 1, 0):  # a text holds the separator: no word split
+            tokens, lengths = _tokenize_joinable([t.lower() if self.lowercase else t for t in texts])
+            return tokens, np.arange(len(tokens)), lengths
+        words = np.array(joined.split() + [_SEPARATOR_WORD], dtype=object)
+        word_codes, distinct_words = pd.factorize(words)
+        separators = word_codes == word_codes[-1]
+        words_per_text = (np.diff(np.flatnonzero(separators), prepend=-1) - 1)[:len(texts)]
+        word_codes = word_codes[~separators]
+        pieces, tokens_per_distinct = _tokenize_joinable(list(distinct_words))
+        # Each word occurrence stands for its distinct word's run of pieces; the runs, in order, are the tokens.
+        tokens_per_word = tokens_per_distinct[word_codes]
+        run_starts = (np.cumsum(tokens_per_distinct) - tokens_per_distinct)[word_codes]
+        token_ends = np.cumsum(tokens_per_word)
+        positions = (np.repeat(run_starts - (token_ends - tokens_per_word), tokens_per_word)
+                     + np.arange(token_ends[-1] if len(token_ends) else 0))
+        text_ends = np.concatenate([[0], token_ends])[np.cumsum(words_per_text)]
+        return pieces, positions, np.diff(text_ends, prepend=0)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "lowercase": self.lowercase}

@@ -140,8 +140,8 @@ class Vocabulary:
                      max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Padded ids ``[N, T]`` and lengths ``[N]`` of ``texts`` tokenised by ``tokenizer``; a text without tokens
         becomes the unknown word, so every length is at least 1; ``max_length`` keeps each text's first tokens."""
-        tokens, lengths = tokenizer.tokenize_flat(texts)
-        ids = self.encode_flat(tokens, lang)
+        pieces, positions, lengths = tokenizer.tokenize_indexed(texts)
+        ids = self.encode_flat(pieces, lang)[positions]
         empty = np.flatnonzero(lengths == 0)
         if len(empty):
             starts = np.cumsum(lengths) - lengths
