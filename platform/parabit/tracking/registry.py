@@ -24,7 +24,7 @@ from parabit.export.pyfunc import log_embedder, save_embedder_model
 from parabit.paths import output_root
 from parabit.tracking import tags
 from parabit.tracking.lineage import command_line
-from parabit.tracking.run_tracker import RunTracker
+from parabit.tracking.run_tracker import RunTracker, is_refusal
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,11 @@ CANDIDATE = "candidate"
 CHAMPION = "champion"
 DEV_SCORE_TAG = "parabit.dev_score"
 DEV_SET_TAG = "parabit.dev_set"
+
+# A tracking server restarting as training ends (it took ~35 s on a loaded 2-core machine) must not send the model to
+# a local folder: a run whose store stops answering at registration waits this long for it before saving locally.
+REGISTER_WAIT_S = 120.0
+REGISTER_POLL_S = 5.0
 
 
 @contextlib.contextmanager
@@ -59,7 +64,8 @@ def fluent_store(uri: str):
 def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, alias: str | None = None,
                    registered_name: str | None = None) -> str | None:
     """Log ``embedder`` as a pyfunc model in the tracker's run and register it (``models:/<name>/<version>``); if
-    the tracking store fails, save it locally instead and say where.
+    the tracking store stops answering, wait up to :data:`REGISTER_WAIT_S` for it, then save the model locally
+    instead and say where (at once when the run never reached the store).
 
     A run that already registered its model (a re-run after the driver was killed before the run finished) keeps
     that model version instead of registering a second one. ``alias`` (e.g. ``candidate``) is set on the version."""
@@ -71,27 +77,53 @@ def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, a
             set_alias(tracker.uri, name, alias, registered.rsplit("/", 1)[1])
         return registered
     try:
-        if tracker.run_id is None:
-            raise ConnectionError("no MLflow run (tracking store unreachable)")
-        with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
-            info = log_embedder(embedder, registered_model_name=name or None)
-        uri = info.model_uri
-        if name and info.registered_model_version:
-            version = str(info.registered_model_version)
-            client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
-            client.update_model_version(name, version, description=f"{config.name}: {command_line()}")
-            for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder)}.items():
-                client.set_model_version_tag(name, version, key, value)
-            if alias:
-                set_alias(tracker.uri, name, alias, version)
-            uri = f"models:/{name}/{version}"
-        tracker.set_tags({tags.MODEL_URI: uri})
-        return uri
+        return _log_and_register(config, tracker, embedder, name, alias)
     except Exception as err:  # noqa: BLE001 - a tracking failure must not lose the trained model
-        fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
-        save_embedder_model(embedder, fallback)
-        log.warning("could not log the model to MLflow (%s); saved it to %s instead", err, fallback)
-        return str(fallback)
+        failure = err
+    if tracker.run_id is not None and not is_refusal(failure):
+        log.warning("could not log the model to MLflow (%s); waiting up to %.0f s for the store to answer",
+                    failure, REGISTER_WAIT_S)
+        if _store_answers_within(tracker, REGISTER_WAIT_S):
+            try:
+                return _log_and_register(config, tracker, embedder, name, alias)
+            except Exception as err:  # noqa: BLE001
+                failure = err
+    fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
+    save_embedder_model(embedder, fallback)
+    log.warning("could not log the model to MLflow (%s); saved it to %s instead", failure, fallback)
+    return str(fallback)
+
+
+def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, name: str | None,
+                      alias: str | None) -> str:
+    if tracker.run_id is None:
+        raise ConnectionError("no MLflow run (tracking store unreachable)")
+    with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
+        info = log_embedder(embedder, registered_model_name=name or None)
+    uri = info.model_uri
+    if name and info.registered_model_version:
+        version = str(info.registered_model_version)
+        client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
+        client.update_model_version(name, version, description=f"{config.name}: {command_line()}")
+        for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder)}.items():
+            client.set_model_version_tag(name, version, key, value)
+        if alias:
+            set_alias(tracker.uri, name, alias, version)
+        uri = f"models:/{name}/{version}"
+    tracker.set_tags({tags.MODEL_URI: uri})
+    return uri
+
+
+def _store_answers_within(tracker: RunTracker, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            tracker.client.get_run(tracker.run_id)
+            return True
+        except Exception:  # noqa: BLE001 - still unreachable
+            if time.monotonic() + REGISTER_POLL_S > deadline:
+                return False
+            time.sleep(REGISTER_POLL_S)
 
 
 def set_alias(uri: str, name: str, alias: str, version: str) -> None:
