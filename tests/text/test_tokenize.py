@@ -40,7 +40,7 @@ def test_regexp_tokenizer_is_nltks_regexp_tokenizer_on_real_sentences():
 
 @pytest.mark.parametrize("lowercase", [True, False])
 def test_tokenize_flat_gives_each_text_s_tokens_in_order_with_and_without_n_t(lowercase):
-    """The joined passes (each distinct word once; texts with "n't" apart) give exactly the per-text tokens."""
+    """The joined pass (each distinct word once) gives exactly the per-text tokens."""
     from parabit.data.sts import read_sts_year
 
     sentences = [s for subset in read_sts_year(2016) for p in subset.pairs for s in (p.sentence_a, p.sentence_b)]
@@ -51,7 +51,7 @@ def test_tokenize_flat_gives_each_text_s_tokens_in_order_with_and_without_n_t(lo
     expected = [tokenizer(text.replace("\n", " ")) for text in texts]
     assert lengths.tolist() == [len(e) for e in expected]
     assert tokens.tolist() == [token for e in expected for token in e]
-    assert sum("n't" in e for e in expected) >= (4 if lowercase else 2)  # both of its passes were taken
+    assert sum("n't" in e for e in expected) >= (4 if lowercase else 2)  # the "n't" alternatives were exercised
     with_separator = ["a\x00b", "c \x00 d", "e"]  # the character joined texts are split with: each text alone
     assert tokenizer.tokenize_flat(with_separator)[0].tolist() == ["a", "\x00", "b", "c", "\x00", "d", "e"]
     without_n_t = ["no clitic here", "nor here"]
