@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LogisticRegressionCV
-from sklearn.metrics import accuracy_score, f1_score
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from parabit.data.msrp import ParaphrasePair, read_msrp
 from parabit.evaluation.metrics import Encode, encode_pairs
@@ -34,6 +30,13 @@ class MSRPClassifierEvaluator:
         return pair_features(left, right), np.array([p.label for p in pairs])
 
     def __call__(self, encode: Encode) -> list[Score]:
+        # Imported here: scikit-learn takes seconds to import, and every training worker imports this module (through
+        # parabit.evaluation) while only the final MSRP evaluation uses it.
+        from sklearn.linear_model import LogisticRegressionCV
+        from sklearn.metrics import accuracy_score, f1_score
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
         train_x, train_y = self._features(encode, self.train)
         test_x, test_y = self._features(encode, self.test)
         classifier = make_pipeline(
