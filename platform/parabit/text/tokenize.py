@@ -13,6 +13,7 @@ from typing import Annotated
 
 import numpy as np
 import pandas as pd
+from nltk.tokenize import ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
 from pydantic import AfterValidator
 
 from parabit.config import check_name
@@ -37,22 +38,11 @@ def _regexp() -> Callable[[str], list[str]]:
     return re.compile(TREEBANK_LIKE_PATTERN).findall
 
 
-def _nltk(class_name: str) -> Callable[[], Callable[[str], list[str]]]:
-    def build() -> Callable[[str], list[str]]:
-        # Imported here: nltk's package import loads scipy.stats and more, and every process that tokenises (each
-        # training worker, each CLI call) would pay for it although the default tokenizer does not use nltk.
-        from nltk import tokenize
-
-        return getattr(tokenize, class_name)().tokenize
-
-    return build
-
-
 TOKENIZERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
     "regexp": _regexp,
-    "toktok": _nltk("ToktokTokenizer"),
-    "treebank": _nltk("TreebankWordTokenizer"),
-    "wordpunct": _nltk("WordPunctTokenizer"),
+    "toktok": lambda: ToktokTokenizer().tokenize,
+    "treebank": lambda: TreebankWordTokenizer().tokenize,
+    "wordpunct": lambda: WordPunctTokenizer().tokenize,
 }
 
 
