@@ -57,7 +57,7 @@ def score(translated: StageOutput, config: ScoreConfig, workdir: Path) -> int:
     filters = fit_filters(config, table.filter(holdout_mask(table["row_id"], config.holdout_fraction)))
     blocks = max(1, -(-translated.rows_out // config.batch_size))  # one block per batch: parallel scoring tasks
     # Ray Data 2.60 reads the files as one block whatever override_num_blocks says, which left one scoring task
-    # working while the other CPUs waited (the teacher filter took twice as long); repartition splits it.
+    # working while the other CPUs waited (the teacher filter scored on one core); repartition splits it.
     scored = ray.data.read_parquet(translated.data_files()).repartition(blocks).map_batches(
         score_batch,
         fn_kwargs={"filters": filters, "holdout_fraction": config.holdout_fraction},

@@ -60,15 +60,10 @@ def _tokenize_joinable(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     over the texts joined (a line break inside a text splits like a space)."""
     if any(_TEXT_BREAK in text for text in texts):
         texts = [text.replace(_TEXT_BREAK, " ") for text in texts]
-    return _split_joined(_JOINED_PATTERN, _TEXT_BREAK.join(texts), len(texts))
-
-
-def _split_joined(pattern: re.Pattern, joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The tokens of ``count`` texts joined by :data:`_TEXT_BREAK`, one after another, and each text's token count."""
-    tokens = np.array(pattern.findall(joined) + [_TEXT_BREAK], dtype=object)
+    tokens = np.array(_JOINED_PATTERN.findall(_TEXT_BREAK.join(texts)) + [_TEXT_BREAK], dtype=object)
     breaks = np.flatnonzero(tokens == _TEXT_BREAK)
     lengths = np.diff(breaks, prepend=-1) - 1
-    return np.delete(tokens, breaks), lengths[:count]
+    return np.delete(tokens, breaks), lengths[:len(texts)]
 
 
 class Tokenizer:
