@@ -39,3 +39,17 @@ def test_encode_pairs_encodes_each_distinct_sentence_once():
 def test_encode_must_return_one_row_per_sentence():
     with pytest.raises(ValueError, match="one row per sentence"):
         encode_pairs(lambda s: np.zeros((1, 3)), ["a", "b"], ["c", "d"])
+
+
+def test_pearson_and_spearman_equal_scipy_s_on_real_tied_scores():
+    """STS 2016's gold scores against each pair's shorter length: both sides full of ties (spearman's mean ranks)."""
+    from scipy import stats
+
+    from parabit.data.sts import read_sts_year
+
+    pairs = [pair for subset in read_sts_year(2016) for pair in subset.pairs]
+    gold = [pair.score for pair in pairs]
+    lengths = [min(len(pair.sentence_a.split()), len(pair.sentence_b.split())) for pair in pairs]
+    assert len(set(lengths)) < len(lengths) / 10 and len(set(gold)) < len(gold) / 2
+    assert pearson(gold, lengths) == pytest.approx(stats.pearsonr(gold, lengths).statistic, abs=1e-12)
+    assert spearman(gold, lengths) == pytest.approx(stats.spearmanr(gold, lengths).statistic, abs=1e-12)

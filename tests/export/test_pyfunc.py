@@ -32,8 +32,9 @@ def test_saved_model_holds_no_pickle_and_predicts_like_the_embedder(tmp_path):
 
 
 def _imported_distributions(module_file: Path, package_dir: Path) -> set[str]:
-    """The distributions whose modules loading ``module_file`` imports: its module-level imports, following parabit's
-    own modules (and their packages' ``__init__``) transitively; standard-library modules map to none."""
+    """The distributions whose modules loading ``module_file`` may import: its imports, at module level or inside a
+    function (nltk's tokenizers are imported when a model's tokenizer is built), following parabit's own modules (and
+    their packages' ``__init__``) transitively; standard-library modules map to none."""
     import ast
     from importlib.metadata import packages_distributions
 
@@ -43,7 +44,7 @@ def _imported_distributions(module_file: Path, package_dir: Path) -> set[str]:
         if path in seen:
             continue
         seen.add(path)
-        for node in ast.parse(path.read_text()).body:
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -5,25 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+import pandas as pd
 
 Encode = Callable[[list[str]], np.ndarray]
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson r; 0.0 when either side is constant (scipy would return nan)."""
+    """Pearson r; 0.0 when either side is constant (numpy would return nan)."""
+    # numpy, not scipy.stats: importing scipy.stats costs every training worker ~1 s for the dev score of each epoch.
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.std() == 0 or y.std() == 0:
         return 0.0
-    return float(stats.pearsonr(x, y).statistic)
+    return float(np.clip(np.corrcoef(x, y)[0, 1], -1.0, 1.0))
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman rho; 0.0 when either side is constant."""
+    """Spearman rho (Pearson r of the ranks, ties given their mean rank); 0.0 when either side is constant."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.std() == 0 or y.std() == 0:
         return 0.0
-    return float(stats.spearmanr(x, y).statistic)
+    return pearson(pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy())
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:

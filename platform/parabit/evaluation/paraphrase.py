@@ -8,14 +8,17 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
-from sklearn.metrics import accuracy_score, f1_score
-from sklearn.neural_network import MLPClassifier
 
 
 def paraphrase_scores(encode_en: Callable[[list[str]], np.ndarray], encode_foreign: Callable[[list[str]], np.ndarray],
                       pairs: pa.Table, *, hidden: int = 100, max_epochs: int = 100, patience: int = 5,
                       seed: int = 1) -> dict[str, float]:
     """``{"accuracy", "f1", "dev_accuracy", "epochs"}`` for the pairs (columns text_en, text_foreign, label, split)."""
+    # Imported on use, as in evaluation/msrp.py: every BilDRL training worker imports this module, and only the final
+    # evaluation calls it.
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.neural_network import MLPClassifier
+
     features, labels = {}, {}
     for split in ("train", "dev", "test"):
         rows = pairs.filter(pa.compute.equal(pairs["split"], split))

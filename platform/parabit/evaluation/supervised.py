@@ -4,7 +4,6 @@ threshold (MSRP)."""
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score, precision_score
 
 from parabit.evaluation.metrics import pearson, spearman
 from parabit.evaluation.report import Score
@@ -35,6 +34,10 @@ def best_threshold(probability: np.ndarray, labels: np.ndarray) -> float:
 def classification_scores(probability: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
     """``accuracy``, ``precision`` and ``f1`` (positive class = paraphrase) of ``probability >= threshold``, and the
     threshold. Precision is Bao et al.'s MSRP column ("p")."""
+    # Imported on use, as in evaluation/msrp.py: every training worker imports this module (through the recipe
+    # registry), and scikit-learn's import (~1 s, with scipy.stats) is for the MSRP runs alone.
+    from sklearn.metrics import accuracy_score, f1_score, precision_score
+
     gold = np.asarray(labels) > 0.5
     predicted = np.asarray(probability) >= threshold
     return {"accuracy": float(accuracy_score(gold, predicted)),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from parabit.filters.base import Filter, PairBatch, within
 
@@ -16,13 +15,15 @@ class BleuFilter(Filter):
 
     name = "bleu"
 
-    def __init__(self):
-        self._smoothing = SmoothingFunction().method1
-
     def score(self, batch) -> np.ndarray:
+        # Imported here: the filter registry is imported by every training driver and worker, and nltk's package
+        # import (most of nltk, and scipy.stats) costs each ~1.5 s; only scoring needs it.
+        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
         pairs = PairBatch.of(batch)
+        smoothing = SmoothingFunction().method1
         return np.array([
-            sentence_bleu([reference], translation, smoothing_function=self._smoothing) if translation else 0.0
+            sentence_bleu([reference], translation, smoothing_function=smoothing) if translation else 0.0
             for reference, translation in zip(pairs.reference_tokens, pairs.translation_tokens)
         ])
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from parabit.filters.base import Filter, PairBatch, within
 
@@ -22,6 +20,11 @@ class ReferenceClassifierFilter(Filter):
     needs_fit = True
 
     def __init__(self, n_features: int = 2**18, regularization: float = 1.0, seed: int = 13):
+        # Imported here: the filter registry is imported by every training driver and worker; scikit-learn's import
+        # (~1 s) is only for the pipelines that use this filter.
+        from sklearn.feature_extraction.text import HashingVectorizer
+        from sklearn.linear_model import LogisticRegression
+
         self.vectorizer = HashingVectorizer(ngram_range=(1, 2), n_features=n_features, alternate_sign=False,
                                             norm="l2", lowercase=True)
         self.model = LogisticRegression(C=regularization, max_iter=1000, random_state=seed)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from nltk.util import ngrams
 
 from parabit.filters.base import Filter, PairBatch, within
 
@@ -35,6 +34,8 @@ class NgramOverlapFilter(Filter):
         return np.array([self._overlap(a, b) for a, b in zip(pairs.reference_tokens, pairs.translation_tokens)])
 
     def _overlap(self, reference: list[str], translation: list[str]) -> float:
+        from nltk.util import ngrams  # on use, as in filters/bleu.py: nltk's package import is slow
+
         a, b = Counter(ngrams(reference, self.order)), Counter(ngrams(translation, self.order))
         shorter = min(a.total(), b.total())
         return (a & b).total() / shorter if shorter else np.nan

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import numpy as np
 import pandas as pd
-from nltk.tokenize import ToktokTokenizer, TreebankWordTokenizer, WordPunctTokenizer
 from pydantic import AfterValidator
 
 from parabit.config import check_name
@@ -38,11 +37,22 @@ def _regexp() -> Callable[[str], list[str]]:
     return re.compile(TREEBANK_LIKE_PATTERN).findall
 
 
+def _nltk(class_name: str) -> Callable[[], Callable[[str], list[str]]]:
+    def make() -> Callable[[str], list[str]]:
+        # Imported on use: nltk's package import loads most of nltk and scipy.stats (~1.5 s a process, more on a busy
+        # machine), which every training worker and driver paid for the default tokenizer, which does not use it.
+        import nltk.tokenize
+
+        return getattr(nltk.tokenize, class_name)().tokenize
+
+    return make
+
+
 TOKENIZERS: dict[str, Callable[[], Callable[[str], list[str]]]] = {
     "regexp": _regexp,
-    "toktok": lambda: ToktokTokenizer().tokenize,
-    "treebank": lambda: TreebankWordTokenizer().tokenize,
-    "wordpunct": lambda: WordPunctTokenizer().tokenize,
+    "toktok": _nltk("ToktokTokenizer"),
+    "treebank": _nltk("TreebankWordTokenizer"),
+    "wordpunct": _nltk("WordPunctTokenizer"),
 }
 
 
