@@ -1,8 +1,8 @@
 """infra/local: a head + 2 worker nodes + an MLflow server on this machine; every kind of job submitted with
 infra/submit.sh (a 2-node training job, the back-translation pipeline, a two-trial sweep) runs the code and configs it
 was submitted from (runtime_env.yaml: working_dir + py_modules) and lands in the cluster's MLflow store; then stop.sh
-stops exactly what start.sh started. One cluster for the whole module (start-up costs ~30 s): the tests run in file
-order, the last one stops it."""
+stops exactly what start.sh started. One cluster for the whole module (start-up costs ~30 s on a quiet machine, up to
+~2 min in the full suite): the tests run in file order, the last one stops it."""
 
 from __future__ import annotations
 
@@ -161,6 +161,9 @@ def local_cluster(ray_session, tmp_path_factory):
         shutil.rmtree(ray_temp, ignore_errors=True)
 
 
+# Over 120 s in the full suite (63-187 s seen on 2 cores): the module's first job, so the one that waits for each node
+# to set up the runtime environment (working_dir and py_modules unpacked), then Apertium, scoring and selection as Ray
+# Data stages on three raylets and a server sharing two cores.
 @pytest.mark.slow
 def test_backtranslate_job(local_cluster):
     """The pipeline job imports `pipelines` (a py_module) and reads the shipped config from the uploaded project."""
@@ -342,7 +345,8 @@ def test_a_two_node_job_outlives_its_client_and_its_tracking_server_going_down(l
     two-node job checks both.)"""
     cluster, name = local_cluster, "tracking-down-on-cluster"
     nodes = cluster.ray_api("/api/v0/nodes?detail=1")["data"]["result"]["result"]
-    workers = {n["node_id"] for n in nodes if n["state"] == "ALIVE" and n["labels"]["parabit-node"].startswith("worker-")}
+    workers = {n["node_id"] for n in nodes
+               if n["state"] == "ALIVE" and n["labels"]["parabit-node"].startswith("worker-")}
     assert len(workers) == NUM_WORKERS
     assert all(n["resources_total"].get("train_slot") == 1 for n in nodes if n["node_id"] in workers)
 
