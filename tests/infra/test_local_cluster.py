@@ -189,7 +189,7 @@ def test_backtranslate_job(local_cluster):
     assert output.is_file() and output.is_relative_to(Path(cluster.env["PARABIT_OUTPUT"]))
 
 
-# Over 120 s (~4 min on 2 cores): a sweep job whose two trials are each a Ray Train run with ~20 s of start-up, then
+# Over 120 s (~4 min on 2 cores): a sweep job whose two trials are each a Ray Train run with ~15-20 s of start-up, then
 # the best trial evaluated and registered, on the cluster's three raylets sharing two cores.
 @pytest.mark.slow
 def test_two_trial_sweep_job(local_cluster, tmp_path):

@@ -22,7 +22,7 @@ from pipelines import backtranslate
 SIZE = 150
 
 
-# Over 120 s (~5.5 min in the full suite on 2 cores): the full data step, not quick mode (Apertium back-translation,
+# Over 120 s (~2.5-4 min in the full suite on 2 cores): the full data step, not quick mode (Apertium back-translation,
 # every filter, a Ray Tune threshold sweep with one epoch per trial, the marian-pt engine comparison). It runs once for
 # the module: its tests all read the one prepared plan.
 @pytest.fixture(scope="module")
