@@ -46,8 +46,8 @@ def reproduce(env: dict, *args: str) -> str:
 
 
 # Over 120 s (~5.5-8 min in the full suite on 2 cores): the quick reproduction trains eight cells, the groups of each
-# paper's first finding, each a Ray Train run with ~15-20 s of start-up. It runs once for the module: four tests read its
-# document and ledger.
+# paper's first finding, each a Ray Train run with ~15-20 s of start-up. It runs once for the module: four tests read
+# its document and ledger.
 @pytest.fixture(scope="module")
 def quick(ray_session, isolated_mlflow_store, tmp_path_factory):
     """One quick reproduction of the four papers: (stdout, document path, ledger folder, environment)."""

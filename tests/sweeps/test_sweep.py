@@ -87,8 +87,8 @@ EPOCHS = 8  # per trial: enough that Ctrl-C, sent once a trial has checkpointed 
 
 
 # Over 120 s (~5 min in the full suite on 2 cores): three sweep processes, each with its own Ray, and three trials of
-# EPOCHS epochs, each a Ray Train run with ~15-20 s of start-up. Fewer trials leave no trial to resume after the SIGKILL;
-# fewer epochs let a trial finish between the poll that sees its first checkpoint and the Ctrl-C.
+# EPOCHS epochs, each a Ray Train run with ~15-20 s of start-up. Fewer trials leave no trial to resume after the
+# SIGKILL; fewer epochs let a trial finish between the poll that sees its first checkpoint and the Ctrl-C.
 @pytest.mark.slow
 def test_a_sweep_stopped_with_ctrl_c_then_killed_resumes_to_one_registered_best(write_space, tmp_path):
     """Ctrl-C (SIGINT) stops the sweep with exit 130, nothing registered and no run left RUNNING; the same command
