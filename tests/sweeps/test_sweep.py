@@ -83,7 +83,7 @@ def _trials(client, sweep, status=None):
             and (status is None or r.info.status == status)]
 
 
-EPOCHS = 8  # per trial: enough that Ctrl-C, sent once a trial has checkpointed its first epoch, lands mid-trial
+EPOCHS = 12  # per trial: enough that Ctrl-C, sent once a trial has checkpointed its first epoch, lands mid-trial
 
 
 # Over 120 s (~5 min in the full suite on 2 cores): three sweep processes, each with its own Ray, and three trials of
