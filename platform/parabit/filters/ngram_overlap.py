@@ -30,15 +30,15 @@ class NgramOverlapFilter(Filter):
         return (f"ngram_overlap_{self.order}",)
 
     def score(self, batch) -> np.ndarray:
+        from nltk.util import ngrams  # once a batch, as in filters/bleu.py: nltk's package import is slow
+
+        def overlap(reference: list[str], translation: list[str]) -> float:
+            a, b = Counter(ngrams(reference, self.order)), Counter(ngrams(translation, self.order))
+            shorter = min(a.total(), b.total())
+            return (a & b).total() / shorter if shorter else np.nan
+
         pairs = PairBatch.of(batch)
-        return np.array([self._overlap(a, b) for a, b in zip(pairs.reference_tokens, pairs.translation_tokens)])
-
-    def _overlap(self, reference: list[str], translation: list[str]) -> float:
-        from nltk.util import ngrams  # on use, as in filters/bleu.py: nltk's package import is slow
-
-        a, b = Counter(ngrams(reference, self.order)), Counter(ngrams(translation, self.order))
-        shorter = min(a.total(), b.total())
-        return (a & b).total() / shorter if shorter else np.nan
+        return np.array([overlap(a, b) for a, b in zip(pairs.reference_tokens, pairs.translation_tokens)])
 
     def accept(self, scores, *, minimum: float | None = None, maximum: float | None = None) -> np.ndarray:
         return within(scores, minimum, maximum)
