@@ -67,9 +67,12 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing Python packages into .venv (a few minutes on a fresh machine)"
 # torch first and exactly: with it in place, nothing else can pull a CUDA build of it. Then the project (editable)
-# with its test and neural extras, every package at the version of the lock.
-.venv/bin/pip install --quiet torch==2.13.0
-.venv/bin/pip install --quiet -c constraints.txt -e ".[test,neural,teacher]"
+# with its test and neural extras, every package at the version of the lock. pip compiles bytecode one file at a time;
+# compileall on every core afterwards is faster (set-up 150 s -> 124 s on 2 cores). A few files that ship inside
+# packages are not Python 3 (templates, test data); compileall reports them and Python never imports them.
+.venv/bin/pip install --quiet --no-compile torch==2.13.0
+.venv/bin/pip install --quiet --no-compile -c constraints.txt -e ".[test,neural,teacher]"
+.venv/bin/python -m compileall -q -j 0 .venv/lib/python3.11/site-packages >/dev/null 2>&1 || true
 compile_project
 echo "$WANT" > "$STAMP"
 echo "setup: done"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import calendar
 import json
+import math
 import os
 import random
 import re
@@ -29,6 +30,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.paths import PROJECT_ROOT, data_root
 from parabit.papers.ledger import Ledger
+from parabit.sweeps.sweep import FINAL_METRIC
 
 from ..cluster_support import cli_env
 
@@ -189,22 +191,25 @@ def test_backtranslate_job(local_cluster):
     assert output.is_file() and output.is_relative_to(Path(cluster.env["PARABIT_OUTPUT"]))
 
 
-# Over 120 s (~4 min on 2 cores): a sweep job whose two trials are each a Ray Train run with ~15-20 s of start-up, then
-# the best trial evaluated and registered, on the cluster's three raylets sharing two cores.
+# Over 120 s (~2-4 min on 2 cores): a sweep job whose two trials are each a Ray Train run with ~15-20 s of start-up,
+# then the surviving trial evaluated and registered, on the cluster's three raylets sharing two cores.
 @pytest.mark.slow
-def test_two_trial_sweep_job(local_cluster, tmp_path):
-    """Tune trials run in folders of their own: base_config (project-relative) must still resolve in every trial."""
+def test_a_two_trial_sweep_job_registers_the_trial_that_did_not_diverge(local_cluster, tmp_path):
+    """Tune trials run in folders of their own: base_config (project-relative) must still resolve in every trial.
+    lr 1e37 makes one trial's loss non-finite in its first epoch: that trial fails with the reason and the sweep
+    registers the other. (One sweep job checks both: it holds the assertions of tests/sweeps/test_sweep.py's former
+    test_a_trial_that_diverges_fails_with_the_reason_and_the_sweep_registers_the_best_of_the_others.)"""
     cluster = local_cluster
     space = {"name": "cluster-sweep", "base_config": "jobs/configs/bilingual_sentences.yaml",
              "fixed": {"data.max_pairs": 2000, "model.dim": 32, "optim.epochs": 1, "evaluation.sts_years": [2016],
                        "evaluation.sick": False, "evaluation.msrp": False, "scaling.cpus_per_worker": 0.45,
                        "tracking.experiment": "cluster-sweep", "tracking.register_as": "parabit-encoder-cluster-sweep"},
              "search": {"algorithm": "grid", "max_concurrent_trials": 2}, "scheduler": {"name": "fifo"},
-             "parameters": {"objective.margin": [1.0, 10.0]}}
+             "parameters": {"optim.lr": [0.005, 1e37]}}
     path = tmp_path / "space.yaml"
     path.write_text(yaml.safe_dump(space))
     submitted = cluster.submit("python", "tuning/sweep.py", "--space", path, timeout=600)
-    assert "2 trials (0 errors)" in submitted.stdout
+    assert "2 trials (1 error)" in submitted.stdout
     assert "model: models:/parabit-encoder-cluster-sweep/1" in submitted.stdout
 
     client = cluster.mlflow_client()
@@ -213,11 +218,23 @@ def test_two_trial_sweep_job(local_cluster, tmp_path):
     (parent,) = [r for r in runs if r.data.tags["parabit.kind"] == "sweep"]
     children = [r for r in runs if r.data.tags["parabit.kind"] == "trial"]
     assert parent.info.status == "FINISHED" and parent.data.metrics["trials"] == 2
-    assert len(children) == 2 and all(c.info.status == "FINISHED" for c in children)
-    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
-    assert {c.data.params["objective.margin"] for c in children} == {"1.0", "10.0"}
-    assert all(c.data.params["optim.epochs"] == "1" and "dev_score" in c.data.metrics for c in children)
-    assert "sts2016/mean/pearson" in parent.data.metrics
+    assert parent.data.metrics["errors"] == 1
+    assert len(children) == 2 and {c.data.tags["mlflow.parentRunId"] for c in children} == {parent.info.run_id}
+    assert all(c.data.params["optim.epochs"] == "1" for c in children)
+    (diverged,) = [c for c in children if float(c.data.params["optim.lr"]) == 1e37]
+    (finished,) = [c for c in children if c.info.run_id != diverged.info.run_id]
+    assert diverged.info.status == "FAILED" and finished.info.status == "FINISHED"
+    reason = diverged.data.tags["mlflow.note.content"]  # the run's description in the MLflow UI
+    assert reason.startswith(f"training run {diverged.info.run_name} diverged at epoch 1, step ")
+    assert "not finite" in reason and "no model is registered" in reason
+    assert FINAL_METRIC not in diverged.data.metrics and "parabit.model_uri" not in diverged.data.tags
+    assert "dev_score" in finished.data.metrics
+    # The one model version is the sweep's, of the trial that did not diverge, with a finite final score.
+    (version,) = client.search_model_versions("name = 'parabit-encoder-cluster-sweep'")
+    assert version.run_id == parent.info.run_id
+    assert parent.data.tags["parabit.sweep.best_trial"] == finished.info.run_name
+    assert json.loads(parent.data.tags["parabit.sweep.best_params"]) == {"optim.lr": 0.005}
+    assert math.isfinite(parent.data.metrics[FINAL_METRIC]) and "sts2016/mean/pearson" in parent.data.metrics
 
 
 # Over 120 s (~3.5 min on 2 cores): two cells trained at once must overlap in time, so both run to the end side by

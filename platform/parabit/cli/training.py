@@ -92,7 +92,8 @@ def sweep(space: str, name: str | None, num_samples: int | None, overrides: dict
     loaded = load_space(space, num_samples=num_samples, overrides=overrides, name=name)
     summary = run_sweep(loaded)
     click.echo(summary.best_report.table())
-    click.echo(f"\n{summary.trials} trials ({summary.errors} errors) in {summary.seconds:.0f} s")
+    errors = f"{summary.errors} error" + ("" if summary.errors == 1 else "s")
+    click.echo(f"\n{summary.trials} trials ({errors}) in {summary.seconds:.0f} s")
     click.echo(f"best {loaded.search.metric}: {summary.best_dev_score:.4f} ({summary.best_trial}) with "
                f"{summary.best_params}; its final score {summary.best_final_score:.4f}")
     click.echo(f"MLflow parent run id: {summary.parent_run_id}  experiment: {summary.experiment}")
