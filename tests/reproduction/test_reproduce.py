@@ -5,11 +5,13 @@ stale."""
 
 from __future__ import annotations
 
+import calendar
 import logging
 import math
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -45,15 +47,16 @@ def reproduce(env: dict, *args: str) -> str:
     return done.stdout
 
 
-# Over 120 s (~5.5-8 min in the full suite on 2 cores): the quick reproduction trains eight cells, the groups of each
+# Over 120 s (~5-8 min in the full suite on 2 cores): the quick reproduction trains eight cells, the groups of each
 # paper's first finding, each a Ray Train run with ~15-20 s of start-up. It runs once for the module: four tests read
 # its document and ledger.
 @pytest.fixture(scope="module")
 def quick(ray_session, isolated_mlflow_store, tmp_path_factory):
-    """One quick reproduction of the four papers: (stdout, document path, ledger folder, environment)."""
+    """One quick reproduction of the four papers, two cells at a time: (stdout, document path, ledger folder,
+    environment)."""
     outputs = tmp_path_factory.mktemp("quick-reproduction") / "outputs"
     env = session_ray_env(MLFLOW_TRACKING_URI=isolated_mlflow_store, PARABIT_OUTPUT=str(outputs))
-    stdout = reproduce(env)
+    stdout = reproduce(env, "--parallel", "2")
     (document,) = re.findall(r"^document: (\S+)", stdout, re.M)
     return stdout, Path(document), outputs / "reproduction" / "repro-quick" / "ledger", env
 
@@ -91,6 +94,17 @@ def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, i
             assert record.metrics[metric] == pytest.approx(float(value), abs=1e-6), name
         assert record.data and record.machine["cpus"] >= 1 and record.started <= record.finished
     assert sum("/" in metric for _, _, metric, _, _ in rows) >= 4  # Bao's and BilDRL's cells at least
+
+    # `--parallel 2`: each paper's two cells trained side by side, each a Ray task with its own Ray Train run, its
+    # workers given half of what the session's 2 CPUs leave beside one for Ray Data. (These are the assertions of the
+    # former tests/infra/test_local_cluster.py::test_reproduction_cells_train_side_by_side.)
+    def seconds(stamp: str) -> float:
+        return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+    for paper in PLANS:
+        first, second = sorted(ledger.cells(paper), key=lambda r: r.started)[:2]
+        assert seconds(second.started) < seconds(first.finished), paper  # the second started before the first ended
+    assert {r.machine["cell_cpus"] for r in records.values()} == {0.5}
 
     # BilDRL's untrained reference is measured by its data step, in the directions quick mode builds (not en-es).
     assert re.search(r"^\| space mean, untrained \(reference\) \| — \| — \| — (\| [0-9.]+ ){6}\|$", text, re.M)
