@@ -72,7 +72,8 @@ echo "setup: installing Python packages into .venv (a few minutes on a fresh mac
 # packages are not Python 3 (templates, test data); compileall reports them and Python never imports them.
 .venv/bin/pip install --quiet --no-compile torch==2.13.0
 .venv/bin/pip install --quiet --no-compile -c constraints.txt -e ".[test,neural,teacher]"
-.venv/bin/python -m compileall -q -j 0 .venv/lib/python3.11/site-packages >/dev/null 2>&1 || true
+.venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+    >/dev/null 2>&1 || true
 compile_project
 echo "$WANT" > "$STAMP"
 echo "setup: done"

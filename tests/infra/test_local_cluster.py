@@ -96,6 +96,21 @@ class Cluster:
                              *command, timeout=300)
         assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
 
+    def submit_then_kill_the_client(self, submission_id: str, *command) -> None:
+        """``infra/submit.sh -- COMMAND``, its client killed as soon as the job runs: the job is the cluster's."""
+        client_process = subprocess.Popen(
+            [str(PROJECT_ROOT / "infra" / "submit.sh"), "--submission-id", submission_id, "--", *command],
+            env=self.env, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        try:
+            deadline = time.time() + 300
+            while not _submitted(self, submission_id):
+                assert client_process.poll() is None and time.time() < deadline, "the job was not submitted"
+                time.sleep(0.5)
+        finally:
+            os.killpg(client_process.pid, signal.SIGKILL)
+            client_process.wait()
+
     def job(self, submission_id: str) -> dict:
         return self.ray_api(f"/api/jobs/{submission_id}")
 
@@ -297,7 +312,7 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     assert len(workers) == NUM_WORKERS
     assert all(n["resources_total"].get("train_slot") == 1 for n in nodes if n["node_id"] in workers)
     job = f"{name}-2"
-    _submit_then_kill_the_client(cluster, job, command)
+    cluster.submit_then_kill_the_client(job, *command)
     cluster.wait_for_log(job, f"resuming {name} from the checkpoint of epoch", timeout=300)
     said = re.findall(rf"resuming {name} from the checkpoint of epoch (\d+)", cluster.job_logs(job))
     (resumed_from,) = {int(epoch) for epoch in said}  # every worker says it
@@ -330,22 +345,6 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     # The server's store is the SQLite file in the cluster's state dir (what the READMEs say): the run is there.
     store = f"sqlite:///{cluster.state / 'mlflow.db'}"
     assert MlflowClient(store).get_run(run.info.run_id).info.status == "FINISHED"
-
-
-def _submit_then_kill_the_client(cluster: Cluster, submission_id: str, command) -> None:
-    """``infra/submit.sh`` of ``command``, its client killed as soon as the job runs: the job is the cluster's."""
-    client_process = subprocess.Popen(
-        [str(PROJECT_ROOT / "infra" / "submit.sh"), "--submission-id", submission_id, "--", *command],
-        env=cluster.env, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
-    try:
-        deadline = time.time() + 300
-        while not _submitted(cluster, submission_id):
-            assert client_process.poll() is None and time.time() < deadline, "the job was not submitted"
-            time.sleep(0.5)
-    finally:
-        os.killpg(client_process.pid, signal.SIGKILL)
-        client_process.wait()
 
 
 @pytest.mark.slow
