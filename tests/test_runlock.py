@@ -17,6 +17,8 @@ from parabit.config import to_dict
 from parabit.paths import PROJECT_ROOT
 from parabit.runlock import RunInUse, exclusive_run, one_builder
 
+from .cluster_support import session_ray_env
+
 
 def _hold(lock: str, ready, release) -> None:
     with exclusive_run(Path(lock), "run x"):
@@ -75,13 +77,13 @@ def test_one_builder_lets_waiters_through_in_turn(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_second_training_run_of_the_same_name_is_refused_while_the_first_runs(small_config, tmp_path):
+def test_a_second_training_run_of_the_same_name_is_refused_while_the_first_runs(ray_session, small_config, tmp_path):
     config = small_config(optim__epochs=3)
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(to_dict(config)))
-    env = {**os.environ, "PARABIT_OUTPUT": str(tmp_path / "outputs"),
-           "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
-    env.pop("RAY_ADDRESS", None)
+    # Both jobs join the session's Ray (as jobs join a cluster): the lock is the run's, not its Ray's.
+    env = session_ray_env(PARABIT_OUTPUT=str(tmp_path / "outputs"),
+                          MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}")
     command = [sys.executable, str(PROJECT_ROOT / "jobs" / "train.py"), "--config", str(path)]
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lock = Path(config.storage_path) / f"{config.name}.lock"

@@ -53,8 +53,9 @@ GCS_ADDRESS="127.0.0.1:$GCS_PORT"
 # The environment of every `ray start`, inherited by its workers. RAY_ADDRESS: processes that call ray.init() or
 # the state API without an address (Ray Train's PlacementGroupCleaner does) would otherwise find every Ray on the
 # machine and fail with "Found multiple active Ray instances". No drain on SIGTERM: it exists for Ray Serve
-# replicas, and it made stop.sh wait 30 s per node.
-ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0)
+# replicas, and it made stop.sh wait 30 s per node. Each node's log monitor lists its log folder twice a second, not
+# 10 times (as a local Ray of parabit.ray_runtime: half its CPU once a node has started ~200 workers).
+ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0 RAY_LOG_MONITOR_MANY_FILES_THRESHOLD=0)
 
 start_mlflow() {
     log "starting the MLflow server at $MLFLOW_URL (store $STATE_DIR/mlflow.db, artifacts $STATE_DIR/mlartifacts)"

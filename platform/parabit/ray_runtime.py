@@ -36,12 +36,16 @@ FORWARDED_ENV = ("PARABIT_DATA", "PARABIT_OUTPUT", "MLFLOW_TRACKING_URI", "NLTK_
 # with 4 KiB pages nearly each is a TLB miss (costly in a VM). bench/bench_vocab_scaling.py measures it.
 TORCH_ENV_DEFAULTS = {"THP_MEM_ALLOC_ENABLE": "1"}
 
-# Ray Train settings for a local Ray, each overridden by this process's own value. A run's controller polls its
-# workers every RAY_TRAIN_HEALTH_CHECK_INTERVAL_S (2 s by default): the end of training and each checkpoint wait for
-# the next poll, and polling one machine's workers is cheap. The preemption watcher (an extra actor per run) watches
-# for cloud spot nodes being reclaimed; a local Ray has none. Together they took the Ray Train time of the tests'
-# small run (4,000 pairs, 2 epochs) from 30-35 s to 21-27 s on 2 cores (2026-11-26, two runs each).
-LOCAL_TRAIN_ENV_DEFAULTS = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.5", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
+# Ray settings for a local Ray, each overridden by this process's own value. A run's controller polls its workers
+# every RAY_TRAIN_HEALTH_CHECK_INTERVAL_S (2 s by default): the end of training and each checkpoint wait for the next
+# poll, and polling one machine's workers is cheap. The preemption watcher (an extra actor per run) watches for cloud
+# spot nodes being reclaimed; a local Ray has none. Together they took the Ray Train time of the tests' small run
+# (4,000 pairs, 2 epochs) from 30-35 s to 21-27 s on 2 cores (2026-11-26, two runs each). Ray's log monitor lists
+# the session's log folder 10 times a second until it holds RAY_LOG_MONITOR_MANY_FILES_THRESHOLD files, then twice
+# a second; a local Ray that has started ~200 workers (a few runs) spent 2.2% of a core on it, 1.1% with 0 here
+# (2026-11-27, 30 s idle after 120 actors). A new worker's output then reaches the driver up to 0.5 s later.
+LOCAL_RAY_ENV_DEFAULTS = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.5", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0",
+                          "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0"}
 
 
 def torch_env() -> dict[str, str]:
@@ -61,7 +65,7 @@ def init_ray(num_cpus: int | None = None) -> None:
         return
     dashboard_port = _free_local_port()
     env_vars = torch_env() | worker_env() | {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-    env_vars |= {name: os.environ.get(name, default) for name, default in LOCAL_TRAIN_ENV_DEFAULTS.items()}
+    env_vars |= {name: os.environ.get(name, default) for name, default in LOCAL_RAY_ENV_DEFAULTS.items()}
     # Ray Train's print patch sends a worker's print to both its stdout and its logger: every line came twice.
     env_vars["RAY_TRAIN_ENABLE_PRINT_PATCH"] = "0"
     env_vars["RAY_API_SERVER_ADDRESS"] = f"http://127.0.0.1:{dashboard_port}"

@@ -305,7 +305,9 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     # The same command resumes: submitted by a client that is killed once the job runs, with the MLflow server
     # stopped after the job's first epoch and started again after its next. (This job holds the assertions of the
     # former test_a_two_node_job_outlives_its_client_and_its_tracking_server_going_down, and before it of
-    # test_two_node_training_job: one two-node job checks all three.)
+    # test_two_node_training_job: one two-node job checks all three; and those of tests/training/
+    # test_tracking_faults.py::test_tracking_down_during_training_every_epoch_reaches_the_run_once: one run of that
+    # name, FINISHED, each epoch's loss, dev score and epoch metric once, the final STS scores.)
     nodes = cluster.ray_api("/api/v0/nodes?detail=1")["data"]["result"]["result"]
     workers = {n["node_id"] for n in nodes
                if n["state"] == "ALIVE" and n["labels"]["parabit-node"].startswith("worker-")}
@@ -332,6 +334,7 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     assert resumed.info.run_id == run.info.run_id and resumed.info.status == "FINISHED"
     assert _epochs_logged(client, run.info.run_id) == [1, 2, 3, 4]
     assert _epochs_logged(client, run.info.run_id, "dev_score") == [0, 1, 2, 3, 4]
+    assert _epochs_logged(client, run.info.run_id, "epoch") == [0, 1, 2, 3, 4]
     (version,) = client.search_model_versions("name='parabit-encoder-node-loss'")
     assert version.run_id == run.info.run_id and model_uri == f"models:/parabit-encoder-node-loss/{version.version}"
 

@@ -1,5 +1,6 @@
 """Bounded waits for a run's workers (``parabit.training.placement``), driven with Ray Train's own controller states;
-the node-loss drills on a real multi-node cluster are in tests/infra/test_local_cluster.py."""
+the node-loss drills on a real multi-node cluster are in tests/infra/test_local_cluster.py, and an elastic range that
+starts with every worker the cluster can place is the two-worker run of tests/training/test_trainer.py."""
 
 from __future__ import annotations
 
@@ -89,18 +90,3 @@ def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_sessio
     too_many = fits.model_copy(update={"scaling": ScalingSettings(num_workers=[64, 64], cpus_per_worker=0.5)})
     with pytest.raises(ConfigError, match="scaling asks for 64 workers"):
         check_resources(too_many)
-
-
-@pytest.mark.slow
-def test_an_elastic_range_starts_with_every_worker_the_cluster_can_place(ray_session, small_config):
-    """On this session's 2-CPU local Ray, [1, 2] workers of 0.5 CPU: both fit beside Ray Data's CPU, so the elastic
-    group starts with 2, and the run trains, logs each epoch once and registers as a fixed one does. (One small Ray
-    Train run, ~30 s alone; 247 s in CI beside the heavy modules of the other xdist worker.)"""
-    from parabit.recipes.pairs.recipe import PairsRecipe
-    from parabit.training import run_training
-
-    config = small_config(scaling=ScalingSettings(num_workers=[1, 2], cpus_per_worker=0.5))
-    config.tracking.register_as = "parabit-encoder-elastic"
-    result = run_training(PairsRecipe(config))
-    assert [(h["epoch"], h["workers"]) for h in result.history] == [(1, 2), (2, 2)]
-    assert result.model_uri.startswith("models:/parabit-encoder-elastic/")

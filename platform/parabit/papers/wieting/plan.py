@@ -121,8 +121,9 @@ class WietingPlan(PaperPlan):
                                 for i, w in enumerate(spec.windows)] for spec in self.settings.filters}
         unfiltered = Variant("bt-unfiltered")
         counts = [unfiltered.candidates(table), *(v.candidates(table) for vs in windows.values() for v in vs),
-                  len(read_ppdb_lexical(quarantine=Quarantine())), self._bilingual_pairs()]
-        size = self.sizes["main"] = min(self.settings.sample_size, *counts)
+                  len(read_ppdb_lexical(quarantine=Quarantine()))]
+        size = min(self.settings.sample_size, *counts)
+        size = self.sizes["main"] = min(size, self._bilingual_pairs(at_most=size))
         self.paths["bt-unfiltered"] = select_variant(scored, root, unfiltered, size, self.settings.seed)
         for spec in self.settings.filters:
             candidates = [Trial(spec.windows[i], dict(v.filters[0].thresholds),
@@ -213,10 +214,12 @@ class WietingPlan(PaperPlan):
         self._compared = {engine: analyses.Comparison.from_dict(data)
                           for engine, data in facts["comparisons"].items()}
 
-    def _bilingual_pairs(self) -> int:
+    def _bilingual_pairs(self, at_most: int) -> int:
+        """How many bilingual pairs there are, up to ``at_most``: the data of the bilingual group at that size (which
+        it then finds prepared), not all ~139,000 pairs padded and written only to be counted."""
         from parabit.recipes.pairs.data import prepare_pairs
 
-        return prepare_pairs(self._train(condition="bilingual_sentences").data).stats["pairs_kept"]
+        return prepare_pairs(self._train(condition="bilingual_sentences", size=at_most).data).stats["pairs_kept"]
 
     # -- groups ----------------------------------------------------------------------------------------------
     def _train(self, *, path: Path | None = None, condition: str | None = None, size: int | None = None,
