@@ -102,3 +102,28 @@ def kill_when(command: list[str], env: dict, log: Path, ready, timeout: float = 
         finally:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+class MlflowServer:
+    """A real `mlflow server` on one port and SQLite file, that can be killed and started again."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.port = folder, free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        env = cli_env(MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
+        self.process = subprocess.Popen(
+            [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{self.folder / 'mlflow.db'}",
+             "--artifacts-destination", str(self.folder / "artifacts"), "--host", "127.0.0.1",
+             "--port", str(self.port), "--workers", "1"],
+            env=env, stdout=open(self.folder / "server.log", "a"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self, timeout: float = 240) -> None:
+        assert wait_for_http(f"{self.uri}/health", timeout), (self.folder / "server.log").read_text()[-2000:]
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()

@@ -16,7 +16,7 @@ from parabit.text.vocab import Vocabulary
 from parabit.tracking import RunTracker
 from parabit.tracking.registry import register_model
 
-from ..training.test_tracking_faults import MlflowServer
+from ..cluster_support import MlflowServer
 
 
 @pytest.mark.slow
