@@ -3,6 +3,10 @@
 A config file names its recipe (``recipe: siamese``; absent means ``pairs``), and :func:`recipe_for` builds the
 recipe that trains it. A new kind of training is one :class:`~parabit.training.recipe.Recipe` subclass, registered
 here.
+
+Each recipe is imported when first named: a process that trains one recipe (a CLI run, a Ray Train worker) does not
+import the others and their dependencies (BilDRL's dictionary builder pulls in the back-translation pipeline and
+MLflow's full client, ~1 s of CPU).
 """
 
 from __future__ import annotations
@@ -12,20 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from parabit.config import ConfigError, apply_override, check_finite, from_dict, read_yaml
-from parabit.recipes.bildrl.recipe import BilDRLRecipe
-from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.training import TrainingConfig
 from parabit.training import Recipe
+from parabit.training import recipe_at
 
-RECIPES: dict[str, type[Recipe]] = {recipe.name: recipe for recipe in (PairsRecipe, SiameseRecipe, BilDRLRecipe)}
+# Each recipe's name, and where the class that trains it is (:func:`~parabit.training.recipe.recipe_at`).
+RECIPES: dict[str, str] = {"pairs": "parabit.recipes.pairs.recipe:PairsRecipe",
+                           "siamese": "parabit.recipes.siamese.recipe:SiameseRecipe",
+                           "bildrl": "parabit.recipes.bildrl.recipe:BilDRLRecipe"}
 DEFAULT_RECIPE = "pairs"
 
 
 def recipe_class(name: str) -> type[Recipe]:
     if name not in RECIPES:
         raise ConfigError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}")
-    return RECIPES[name]
+    return recipe_at(RECIPES[name])
 
 
 def config_class(data: Mapping[str, Any], where: str = "config") -> type[TrainingConfig]:

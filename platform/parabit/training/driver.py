@@ -140,7 +140,9 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
     return TorchTrainer(
         train_loop_per_worker,
         train_loop_config={
-            "recipe": type(recipe),
+            # Where the recipe class is, not the class: Ray Train's controller unpickles this config too, and a class
+            # would import the recipe there with everything it imports (~1 s of CPU per run, for nothing).
+            "recipe": recipe.path(),
             "config": to_dict(config),
             "prepared_dir": str(prepared.directory),
             "datasets": sorted(datasets),

@@ -27,7 +27,7 @@ from parabit.training.checkpointing import report_with_checkpoint, restore, trai
 from parabit.training.exchange import GradientExchange
 from parabit.training.guard import Divergence, DivergenceGuard
 from parabit.training.optimizers import build_optimizers, sparse_parameters
-from parabit.training.recipe import Recipe, Step, TrainingModule
+from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,11 @@ STATUS_EVERY_SECONDS = 15.0
 
 
 def train_loop_per_worker(loop_config: dict) -> None:
-    """Ray Train entry point. ``loop_config``: ``recipe`` (the :class:`Recipe` class), ``config`` (its config as plain
+    """Ray Train entry point. ``loop_config``: ``recipe`` (where the :class:`Recipe` class is), ``config`` (its config as plain
     values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint folder), ``mlflow_run_id``,
     ``tracking_uri`` and ``submitted_at``."""
     configure_worker_output()
-    recipe: Recipe = loop_config["recipe"].from_dict(loop_config["config"])
+    recipe: Recipe = recipe_at(loop_config["recipe"]).from_dict(loop_config["config"])
     config = recipe.config
     prepared = recipe.load_prepared(Path(loop_config["prepared_dir"]))
     context = ray.train.get_context()

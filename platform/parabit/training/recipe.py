@@ -25,6 +25,7 @@ checkpoints and resume, best-epoch selection, MLflow logging, pyfunc export and 
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,11 @@ class Recipe(ABC, Generic[ConfigT]):
 
     def __init__(self, config: ConfigT):
         self.config = config
+
+    @classmethod
+    def path(cls) -> str:
+        """Where this class is, as ``module:ClassName`` (:func:`recipe_at` imports it)."""
+        return f"{cls.__module__}:{cls.__qualname__}"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Recipe":
@@ -186,3 +192,9 @@ class Recipe(ABC, Generic[ConfigT]):
     def export(self, module: TrainingModule, prepared: PreparedData) -> SentenceEmbedder | None:
         """The sentence embedder saved with each checkpoint (and registered at the end); None if there is none."""
         return None
+
+
+def recipe_at(path: str) -> type[Recipe]:
+    """The recipe class at ``path`` (``module:ClassName``, :meth:`Recipe.path`), imported now."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
