@@ -71,6 +71,8 @@ def _blank_word_problem(word: str, role: str) -> str | None:
     """Why ``word`` is not a word at all (empty, or nothing but whitespace/control characters), else None."""
     if not word:
         return f"empty {role} word"
+    if word.isprintable() and not word.isspace():  # the usual word, checked in C: a character neither kind
+        return None
     if all(char.isspace() or unicodedata.category(char) == "Cc" for char in word):
         return f"{role} word has only whitespace or control characters"
     return None

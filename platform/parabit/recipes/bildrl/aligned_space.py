@@ -65,11 +65,12 @@ class AlignedSpaceConfig(Config):
 def bitext(config: AlignedSpaceConfig, tokenizer: Tokenizer) -> tuple[list[list[str]], list[list[str]]]:
     quarantine = Quarantine()
     pairs = []
+    # The first max_pairs pairs of Tatoeba then Europarl, each file read only as far as they need.
     if "tatoeba" in config.sources:
-        pairs += read_tatoeba(lang=config.lang, quarantine=quarantine)
-    if "europarl" in config.sources:
-        pairs += read_europarl(config.lang, "train", quarantine=quarantine)
-    pairs = pairs[:config.max_pairs]
+        pairs += read_tatoeba(lang=config.lang, quarantine=quarantine, limit=config.max_pairs)
+    still_wanted = None if config.max_pairs is None else config.max_pairs - len(pairs)
+    if "europarl" in config.sources and still_wanted != 0:
+        pairs += read_europarl(config.lang, "train", quarantine=quarantine, limit=still_wanted)
     english = [t[:config.max_tokens] for t in tokenizer.tokenize_all([p.en for p in pairs])]
     foreign = [t[:config.max_tokens] for t in tokenizer.tokenize_all([p.foreign for p in pairs])]
     return english, foreign
