@@ -31,8 +31,8 @@ TABLE_RMS = 0.69
 
 
 def encode_with_ray(texts: list[str], actors: int = 2, batch_size: int = ENCODE_BATCH) -> np.ndarray:
-    """The teacher's vectors of ``texts`` (in their order), computed by a pool of ``actors`` Ray actors with one
-    CPU each."""
+    """The teacher's vectors of ``texts`` (in their order), computed by a pool of up to ``actors`` Ray actors with
+    one CPU each: no more than there are blocks of texts (each actor loads the teacher, ~5 s of CPU)."""
     import ray
 
     from parabit.ray_runtime import init_ray
@@ -43,10 +43,11 @@ def encode_with_ray(texts: list[str], actors: int = 2, batch_size: int = ENCODE_
     table = pa.table({"index": np.arange(len(texts)), "text": texts})
     rows = batch_size * 8  # blocks of a few batches: every actor has work, and progress is seen early
     # Blocks made here, not by repartition: its split tasks would wait for CPUs the actor pool holds.
-    dataset = ray.data.from_arrow([table.slice(start, rows) for start in range(0, len(texts), rows)])
+    blocks = [table.slice(start, rows) for start in range(0, len(texts), rows)]
+    dataset = ray.data.from_arrow(blocks)
     # (No constructor arguments: Ray keeps those in the object store and warns that a restarted actor may lose them.)
-    encoded = dataset.map_batches(TeacherEncoder, batch_size=batch_size,
-                                  batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1)
+    pool = ray.data.ActorPoolStrategy(size=min(actors, len(blocks)))
+    encoded = dataset.map_batches(TeacherEncoder, batch_size=batch_size, batch_format="numpy", compute=pool, num_cpus=1)
     vectors = np.zeros((len(texts), TEACHER_DIM), dtype=np.float32)
     for batch in encoded.iter_batches(batch_size=None, batch_format="numpy"):
         vectors[batch["index"]] = np.stack(batch["embedding"])
@@ -78,8 +79,8 @@ class WordVectorCache:
             missing = [word for word in dict.fromkeys(words) if word not in known]
             if missing:
                 started = time.perf_counter()
-                log.info("encoding %s words with the teacher on %d actor(s) (%s cached)", f"{len(missing):,}", actors,
-                         f"{len(known):,}")
+                log.info("encoding %s words with the teacher on up to %d actor(s) (%s cached)", f"{len(missing):,}",
+                         actors, f"{len(known):,}")
                 vectors = encode_with_ray(missing, actors)
                 self._append(missing, vectors)
                 log.info("%s words encoded in %.0f s", f"{len(missing):,}", time.perf_counter() - started)
