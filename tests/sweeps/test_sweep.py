@@ -70,7 +70,9 @@ def _wait_for(condition, what: str, process: subprocess.Popen, seconds: float = 
     while time.time() < deadline:
         if condition():
             return
-        assert process.poll() is None, f"the sweep ended before {what}"
+        if process.poll() is not None:
+            _, stderr = process.communicate()
+            pytest.fail(f"the sweep ended (exit {process.returncode}) before {what}:\n{(stderr or '')[-3000:]}")
         time.sleep(0.5)
     pytest.fail(f"not within {seconds} s: {what}")
 
