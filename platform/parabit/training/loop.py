@@ -35,9 +35,9 @@ STATUS_EVERY_SECONDS = 15.0
 
 
 def train_loop_per_worker(loop_config: dict) -> None:
-    """Ray Train entry point. ``loop_config``: ``recipe`` (where the :class:`Recipe` class is), ``config`` (its config as plain
-    values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint folder), ``mlflow_run_id``,
-    ``tracking_uri`` and ``submitted_at``."""
+    """Ray Train entry point. ``loop_config``: ``recipe`` (where the :class:`Recipe` class is, :meth:`Recipe.path`),
+    ``config`` (its config as plain values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint
+    folder), ``mlflow_run_id``, ``tracking_uri`` and ``submitted_at``."""
     configure_worker_output()
     recipe: Recipe = recipe_at(loop_config["recipe"]).from_dict(loop_config["config"])
     config = recipe.config
