@@ -157,9 +157,12 @@ def local_cluster(ray_session, tmp_path_factory):
     # Short (Unix socket paths), and removed at the end: Ray's session logs stay there after stop.sh.
     ray_temp = Path(tempfile.mkdtemp(prefix="pbray-", dir="/tmp"))
     state = tmp / "cluster"
+    # The head declares a node dead after 3 failed health checks 1 s apart, not Ray's 5 checks 3 s apart: two tests
+    # kill a node, and each then waits for that (a killed raylet fails each check at once, so nothing else changes).
     env = cli_env(PARABIT_CLUSTER_DIR=str(state), PARABIT_PORT_BASE=str(base), PARABIT_NUM_WORKERS=str(NUM_WORKERS),
                   PARABIT_RAY_TEMP_DIR=str(ray_temp), PARABIT_DATA=str(data_root()),
-                  PARABIT_OUTPUT=str(tmp / "outputs"), RAY_DATA_DISABLE_PROGRESS_BARS="1")
+                  PARABIT_OUTPUT=str(tmp / "outputs"), RAY_DATA_DISABLE_PROGRESS_BARS="1",
+                  RAY_health_check_period_ms="1000", RAY_health_check_failure_threshold="3")
     env.pop("MLFLOW_TRACKING_URI")  # the session's SQLite store: submit.sh must take the cluster's server instead
     cluster = Cluster(state, ray_temp, env, f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 3}")
     try:
@@ -274,8 +277,8 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
     train_slot, then ends: one error line naming what is missing, no traceback, the MLflow run FAILED, nothing
     registered. The same command, once worker-2 is back, resumes, submitted by a client killed as soon as the job
     runs, with the cluster's MLflow server down for an epoch: the job finishes, `ray job logs` shows its model, every
-    epoch is in MLflow once, and its two Train workers ran on the two worker nodes. (Over 120 s, ~4-8 min: two jobs,
-    the head's ~30 s to declare the killed node dead before it can start again, and the MLflow server's restart.)"""
+    epoch is in MLflow once, and its two Train workers ran on the two worker nodes. (Over 120 s, ~2.5-4.5 min: two
+    jobs, the 15 s placement wait, the killed node's restart, and the MLflow server's.)"""
     cluster, name = local_cluster, "node-loss-fixed"
     command = (*NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=2",
                "--set", "scaling.placement_timeout_s=15")
@@ -354,8 +357,8 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
 def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_cluster):
     """``scaling.num_workers: [1, 2]``, worker-2's processes killed after epoch 1: the job succeeds on one worker from
     the last checkpoint, each epoch in MLflow once, and scores as the uninterrupted two-worker run of the previous
-    test (whose resume is bit-identical to an uninterrupted run) within noise. (Over 120 s, ~2-4.5 min: a four-epoch
-    job, the head's ~30 s to declare the killed node dead, and the node's restart.)"""
+    test (whose resume is bit-identical to an uninterrupted run) within noise. (Over 120 s in the full suite, ~2-2.5
+    min: a four-epoch job whose worker group starts twice, and the killed node's restart.)"""
     cluster, name = local_cluster, "node-loss-elastic"
     cluster.submit_no_wait(name, *NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=[1, 2]")
     cluster.wait_for_log(name, f"[{name}] epoch 1/4 loss", timeout=300)
