@@ -85,8 +85,8 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 echo "setup: installing Python packages into .venv (about a minute on a fresh machine)"
-# uv installs the packages: it downloads and unpacks them in parallel (this step took 66 s with pip, 20 s with uv, on
-# 2 cores, each downloading the same 144 packages at the same versions into an empty cache). uv does not read pip's
+# uv installs the packages: it downloads and unpacks them in parallel. A fresh set-up took 68 s instead of 127 s with
+# pip, the same packages at the same versions (bench/bench_setup.py, in bench/RESULTS.md). uv does not read pip's
 # configuration, so it gets the machine's package sources from pip (this machine's CPU build of torch lies in a local
 # wheel folder), and picks the best version across all indexes as pip does. torch==2.13.0 is named explicitly: nothing
 # can pull a CUDA build of it. If uv fails, pip installs the same packages.
