@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -43,28 +42,27 @@ def main() -> None:
     parser.add_argument("--baseline", required=True, help="the commit whose scripts/setup.sh is the yardstick")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    current = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-    rows, ratios, same = [], [], True
+    head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    rows, times, same = [], {"baseline": [], "current": []}, True
     for round_ in range(1, args.repeats + 1):
-        seconds, packages = {}, {}
+        packages = {}
         for label, revision in (("baseline", args.baseline), ("current", "HEAD")):
-            work = Path(tempfile.mkdtemp(prefix="parabit-bench-setup-"))
-            try:
-                seconds[label], packages[label] = fresh_setup(revision, work)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-            print(f"round {round_}: {label} {seconds[label]:.0f} s", flush=True)
+            with tempfile.TemporaryDirectory(prefix="parabit-bench-setup-") as work:
+                seconds, packages[label] = fresh_setup(revision, Path(work))
+            times[label].append(seconds)
+            print(f"round {round_}: {label} {seconds:.0f} s", flush=True)
         same &= packages["baseline"] == packages["current"]
-        ratios.append(seconds["baseline"] / seconds["current"])
-        rows.append([f"round {round_}", f"{seconds['baseline']:.0f}", f"{seconds['current']:.0f}",
-                     f"{ratios[-1]:.2f}", len(packages["current"])])
-    rows.append(["median", f"{median([float(r[1]) for r in rows]):.0f}",
-                 f"{median([float(r[2]) for r in rows]):.0f}", f"{median(ratios):.2f}", ""])
+        baseline, current = times["baseline"][-1], times["current"][-1]
+        rows.append([f"round {round_}", f"{baseline:.0f}", f"{current:.0f}", f"{baseline / current:.2f}",
+                     len(packages["current"])])
+    ratios = [b / c for b, c in zip(times["baseline"], times["current"])]
+    rows.append(["median", f"{median(times['baseline']):.0f}", f"{median(times['current']):.0f}",
+                 f"{median(ratios):.2f}", ""])
     write_section("bench_setup", "\n\n".join([
         "## Fresh set-up (`bench/bench_setup.py`)", machine_line(),
         f"`bash scripts/setup.sh` in a new clone with empty package caches: the script of {args.baseline} (baseline) "
-        f"against this commit's ({current}), alternating. Ratio = baseline seconds / current seconds. Same packages "
+        f"against this commit's ({head}), alternating. Ratio = baseline seconds / current seconds. Same packages "
         f"at the same versions in every round: {'yes' if same else 'NO'}.",
         table(["round", "baseline, s", "current, s", "ratio", "packages"], rows)]))
 
