@@ -62,19 +62,6 @@ def wait_for_http(url: str, timeout: float, headers: dict | None = None) -> bool
     return False
 
 
-def submit_job(command: list[str], env: dict, timeout: float = 600,
-               agent_wait: float = 240) -> subprocess.CompletedProcess:
-    """Run a ``ray job submit`` command, retrying while the head's job agent is not up yet (Ray's own advice), for up
-    to ``agent_wait`` seconds: on a busy 2-core machine the agent has been seen to take over a minute."""
-    deadline = time.time() + agent_wait
-    while True:
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-        agent_missing = "No available agent" in result.stdout + result.stderr
-        if result.returncode == 0 or not agent_missing or time.time() > deadline:
-            return result
-        time.sleep(10)
-
-
 def session_ray_env(**extra: str) -> dict[str, str]:
     """The environment for a job (a subprocess) that joins this test session's local Ray instead of starting its
     own, as a job joins a cluster under ``ray job submit``."""

@@ -1,7 +1,8 @@
 """infra/local: a head + 2 worker nodes + an MLflow server on this machine; every kind of job submitted with
 infra/submit.sh (a 2-node training job, the back-translation pipeline, a two-trial sweep) runs the code and configs it
-was submitted from (runtime_env.yaml: working_dir + py_modules) and lands in the cluster's MLflow store; then stop.sh
-stops exactly what start.sh started. One cluster for the whole module (start-up costs ~30 s on a quiet machine, up to
+was submitted from (runtime_env.yaml: working_dir + py_modules) and lands in the cluster's MLflow store; a training job
+submitted with plain `ray job submit --working-dir` (the README's line) does too; then stop.sh stops exactly what
+start.sh started. One cluster for the whole module (start-up costs ~30 s on a quiet machine, up to
 ~2 min in the full suite): the tests run in file order, the last one stops it."""
 
 from __future__ import annotations
@@ -94,6 +95,19 @@ class Cluster:
     def submit_no_wait(self, submission_id: str, *command) -> None:
         submitted = self.run(PROJECT_ROOT / "infra" / "submit.sh", "--no-wait", "--submission-id", submission_id, "--",
                              *command, timeout=300)
+        assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
+
+    def submit_with_the_ray_cli(self, submission_id: str, *command) -> None:
+        """``ray job submit --no-wait`` as the README's cluster line shows it, without infra/submit.sh: after
+        ``source cluster.env``, the checkout as ``--working-dir`` (parabit itself from the nodes' environment) and the
+        stores in ``--runtime-env-json``."""
+        stores = {"MLFLOW_TRACKING_URI": self.mlflow, "PARABIT_DATA": self.env["PARABIT_DATA"],
+                  "PARABIT_OUTPUT": self.env["PARABIT_OUTPUT"]}
+        submit = shlex.join(["ray", "job", "submit", "--no-wait", "--submission-id", submission_id,
+                             "--working-dir", ".", "--runtime-env-json", json.dumps({"env_vars": stores}),
+                             "--", *map(str, command)])
+        submitted = self.run("bash", "-c", f"source {shlex.quote(str(self.state / 'cluster.env'))} && {submit}",
+                             timeout=300)
         assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
 
     def submit_then_kill_the_client(self, submission_id: str, *command) -> None:
@@ -357,10 +371,16 @@ def test_a_lost_node_with_a_fixed_count_ends_within_the_wait_in_one_line_then_re
 def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_cluster):
     """``scaling.num_workers: [1, 2]``, worker-2's processes killed after epoch 1: the job succeeds on one worker from
     the last checkpoint, each epoch in MLflow once, and scores as the uninterrupted two-worker run of the previous
-    test (whose resume is bit-identical to an uninterrupted run) within noise. (Over 120 s in the full suite, ~2-2.5
-    min: a four-epoch job whose worker group starts twice, and the killed node's restart.)"""
+    test (whose resume is bit-identical to an uninterrupted run) within noise. It is submitted with plain `ray job
+    submit --working-dir` (the README's line), not infra/submit.sh: its model is registered and named in the job's
+    logs. (This job holds the assertions of the former tests/jobs/test_job_submission.py::
+    test_train_job_submitted_to_a_head_node, which started a head of its own for one such job: the job succeeds,
+    its logs name the model version registered from its run, and that run carries its name and its STS scores.)
+    (Over 120 s in the full suite, ~2-2.5 min: a four-epoch job whose worker group starts twice, and the killed
+    node's restart.)"""
     cluster, name = local_cluster, "node-loss-elastic"
-    cluster.submit_no_wait(name, *NODE_LOSS_JOB, "--set", f"name={name}", "--set", "scaling.num_workers=[1, 2]")
+    cluster.submit_with_the_ray_cli(name, *NODE_LOSS_JOB, "--set", f"name={name}",
+                                    "--set", "scaling.num_workers=[1, 2]")
     cluster.wait_for_log(name, f"[{name}] epoch 1/4 loss", timeout=300)
     cluster.stop_part("worker-2", "--kill")
     try:
@@ -376,7 +396,10 @@ def test_a_lost_node_with_an_elastic_range_goes_on_with_fewer_workers(local_clus
     assert run.info.status == "FINISHED" and _epochs_logged(client, run.info.run_id) == [1, 2, 3, 4]
     workers = [m.value for m in sorted(client.get_metric_history(run.info.run_id, "workers"), key=lambda m: m.step)]
     assert workers[0] == 2 and workers[-1] == 1
-    assert any(v.run_id == run.info.run_id for v in client.search_model_versions("name='parabit-encoder-node-loss'"))
+    (version,) = [v for v in client.search_model_versions("name='parabit-encoder-node-loss'")
+                  if v.run_id == run.info.run_id]
+    assert f"model: models:/parabit-encoder-node-loss/{version.version}" in "\n".join(logs)
+    assert run.data.tags["parabit.run_name"] == name
     score, uninterrupted = (r.data.metrics["sts2016/mean/pearson"] for r in (run, reference))
     assert abs(score - uninterrupted) < 0.03, (score, uninterrupted)
 
