@@ -1,9 +1,9 @@
 """infra/local: a head + 2 worker nodes + an MLflow server on this machine; every kind of job submitted with
 infra/submit.sh (a 2-node training job, the back-translation pipeline, a two-trial sweep) runs the code and configs it
 was submitted from (runtime_env.yaml: working_dir + py_modules) and lands in the cluster's MLflow store; a training job
-submitted with plain `ray job submit --working-dir` (the README's line) does too; then stop.sh stops exactly what
-start.sh started. One cluster for the whole module (start-up costs ~30 s on a quiet machine, up to
-~2 min in the full suite): the tests run in file order, the last one stops it."""
+submitted with plain `ray job submit --working-dir` (the README's line) does too; then stop.sh, on the cluster that
+lost a node, stops what start.sh started and nothing else. One cluster for the whole module (start-up costs ~30 s on a
+quiet machine, up to ~2 min in the full suite): the tests run in file order, the last one stops it."""
 
 from __future__ import annotations
 
