@@ -65,12 +65,9 @@ def write_section(name: str, body: str) -> str:
     return section
 
 
-class TreeMemory:
-    """Samples the summed RSS of a process and all its descendants (Ray's raylet, workers, actors) in a thread.
-
-    Reads ``/proc`` (Linux). ``peak_mib`` is the largest sum seen. RSS counts shared pages (Ray's object store,
-    shared libraries) once per process, so the sum over-states what the tree holds: an upper bound, for comparisons.
-    """
+class TreeSampler:
+    """Samples a process and all its descendants (Ray's raylet, workers, actors) from ``/proc`` (Linux) every
+    ``interval`` seconds in a thread, as a context manager; a subclass says what it keeps of each sample."""
 
     def __init__(self, pid: int | None = None, interval: float = 0.5):
         import threading
@@ -79,36 +76,56 @@ class TreeMemory:
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self.peak_mib = 0.0
 
-    def _sample(self) -> float:
+    def tree(self) -> dict[int, tuple[list[str], str]]:
+        """``{pid: (fields of /proc/PID/stat after the command name, command line)}`` of the root and its
+        descendants now (a process that ends while being read is left out)."""
         children: dict[int, list[int]] = {}
-        rss: dict[int, int] = {}
+        found: dict[int, tuple[list[str], str]] = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
             try:
                 stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
                 fields = stat[stat.rindex(")") + 2:].split()
                 children.setdefault(int(fields[1]), []).append(int(entry.name))
-                rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
             except (OSError, ValueError, IndexError):
                 continue
-        total, todo = 0, [self.root]
+            found[int(entry.name)] = (fields, command)
+        tree, todo = {}, [self.root]
         while todo:
             pid = todo.pop()
-            total += rss.get(pid, 0)
+            if pid in found:
+                tree[pid] = found[pid]
             todo.extend(children.get(pid, []))
-        return total / 1024**2
+        return tree
+
+    def sample(self, tree: dict[int, tuple[list[str], str]]) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            self.peak_mib = max(self.peak_mib, self._sample())
+            self.sample(self.tree())
 
-    def __enter__(self) -> "TreeMemory":
+    def __enter__(self):
         self._thread.start()
         return self
 
     def __exit__(self, *_) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class TreeMemory(TreeSampler):
+    """The summed RSS of a process and all its descendants. ``peak_mib`` is the largest sum seen. RSS counts shared
+    pages (Ray's object store, shared libraries) once per process, so the sum over-states what the tree holds: an
+    upper bound, for comparisons."""
+
+    def __init__(self, pid: int | None = None, interval: float = 0.5):
+        super().__init__(pid, interval)
+        self.peak_mib = 0.0
+
+    def sample(self, tree: dict[int, tuple[list[str], str]]) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        self.peak_mib = max(self.peak_mib, sum(int(fields[21]) * page for fields, _ in tree.values()) / 1024**2)
