@@ -42,7 +42,7 @@ def process_kind(command: str) -> str:
     """A process's kind from its command line (Ray names its workers ``ray::<actor or task>``)."""
     if command.startswith("ray::"):
         name = command.split()[0][5:].split(".")[0].split("(")[0]
-        return "Ray worker that ran nothing (prestarted or pooled)" if name == "IDLE" else f"ray::{name}"
+        return "Ray worker, idle when last seen" if name == "IDLE" else f"ray::{name}"
     for daemon in ("raylet", "gcs_server", "dashboard/agent.py", "runtime_env/agent", "dashboard.py",
                    "log_monitor.py", "monitor.py"):
         if daemon in command:
