@@ -81,24 +81,27 @@ class TreeSampler:
         """``{pid: (fields of /proc/PID/stat after the command name, command line)}`` of the root and its
         descendants now (a process that ends while being read is left out)."""
         children: dict[int, list[int]] = {}
-        found: dict[int, tuple[list[str], str]] = {}
+        stats: dict[int, list[str]] = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
             try:
                 stat = (entry / "stat").read_text()
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
                 fields = stat[stat.rindex(")") + 2:].split()
                 children.setdefault(int(fields[1]), []).append(int(entry.name))
             except (OSError, ValueError, IndexError):
                 continue
-            found[int(entry.name)] = (fields, command)
+            stats[int(entry.name)] = fields
         tree, todo = {}, [self.root]
         while todo:
             pid = todo.pop()
-            if pid in found:
-                tree[pid] = found[pid]
             todo.extend(children.get(pid, []))
+            try:  # the command line of the tree's processes only: the machine has many others
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if pid in stats:
+                tree[pid] = (stats[pid], command.strip())
         return tree
 
     def sample(self, tree: dict[int, tuple[list[str], str]]) -> None:

@@ -70,11 +70,11 @@ class ProcessSampler(TreeSampler):
                 self.seen[(pid, fields[19])] = (command, (int(fields[11]) + int(fields[12])) / TICKS)
 
     def by_kind(self) -> dict[str, tuple[int, float]]:
-        kinds: dict[str, list] = defaultdict(lambda: [0, 0.0])
+        kinds: dict[str, tuple[int, float]] = defaultdict(lambda: (0, 0.0))
         for command, cpu in self.seen.values():
-            kinds[process_kind(command)][0] += 1
-            kinds[process_kind(command)][1] += cpu
-        return {kind: (count, cpu) for kind, (count, cpu) in kinds.items()}
+            kind = process_kind(command)
+            kinds[kind] = (kinds[kind][0] + 1, kinds[kind][1] + cpu)
+        return dict(kinds)
 
 
 def session(runs: int) -> dict:
@@ -97,22 +97,15 @@ def train_session(runs: int) -> None:
     os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{scratch / 'mlflow.db'}"
     os.environ["PARABIT_OUTPUT"] = str(scratch / "outputs")
     os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from parabit.data.bitext import read_tatoeba
     from parabit.paths import PROJECT_ROOT
     from parabit.ray_runtime import init_ray
     from parabit.recipes.pairs.recipe import PairsRecipe
     from parabit.training import run_training
 
-    sys.path.insert(0, str(PROJECT_ROOT))  # the tests' own definition of their small run, not a copy of it
-    from tests.conftest import pairs_config
+    sys.path.insert(0, str(PROJECT_ROOT))  # the tests' own definitions of their slice and small run, not copies
+    from tests.conftest import pairs_config, write_tatoeba_slice
 
-    pairs = read_tatoeba(lang="es")[::25][:4000]  # the tests' slice (tests/conftest.py::tatoeba_slice)
-    path = scratch / "slice.parquet"
-    pq.write_table(pa.table({"text_a": [p.en for p in pairs], "text_b": [p.foreign for p in pairs],
-                             "lang_a": ["en"] * len(pairs), "lang_b": ["es"] * len(pairs)}), path)
+    path = write_tatoeba_slice(scratch / "slice.parquet")
     init_ray(num_cpus=2)
     training = 0.0
     for run in range(runs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -51,8 +52,12 @@ def ray_session(isolated_mlflow_store, outputs):
 @pytest.fixture(scope="session")
 def tatoeba_slice(tmp_path_factory):
     """4,000 real Tatoeba en-es pairs (every 25th line, so not just the shortest first sentences)."""
+    return write_tatoeba_slice(tmp_path_factory.mktemp("pairs") / "tatoeba_slice.parquet")
+
+
+def write_tatoeba_slice(path: Path) -> Path:
+    """The pairs of :func:`tatoeba_slice` written to ``path`` (Parquet; also what bench/bench_run_cost.py trains on)."""
     pairs = read_tatoeba(lang="es")[::25][:4000]
-    path = tmp_path_factory.mktemp("pairs") / "tatoeba_slice.parquet"
     pq.write_table(pa.table({"text_a": [p.en for p in pairs], "text_b": [p.foreign for p in pairs],
                              "lang_a": ["en"] * len(pairs), "lang_b": ["es"] * len(pairs)}), path)
     return path
