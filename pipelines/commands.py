@@ -105,9 +105,17 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
               help="train this one cell again and print its numbers beside its ledger record (nothing recorded)")
 @click.option("--quick", is_flag=True, help="small slices, 1 epoch, each paper's first finding only (a smoke run; "
               "its own ledger and document under outputs/reproduction/)")
+@click.option("--allow-dirty", is_flag=True, help="record cells trained from a working tree with uncommitted "
+              "changes (the document flags them; by default such a tree is refused: run from a `git worktree`)")
+@click.option("--merge-ledger", "merge", default=None, metavar="FOLDER",
+              help="first append the records of another ledger folder (a worktree's, another machine's) that this "
+                   "one lacks")
+@click.option("--document-only", is_flag=True, help="write the document from the ledger alone: build no data, train "
+              "no cell (missing cells are shown as not run yet)")
 @common_options
 def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, parallel: str | None,
-              verify: str | None, quick: bool, overrides: dict) -> int:
+              verify: str | None, quick: bool, allow_dirty: bool, merge: str | None, document_only: bool,
+              overrides: dict) -> int:
     """Reproduce the seed papers (Bao et al., Elgohary & Carpuat, Wieting et al., BilDRL) on the shipped data and
     write docs/reproduction.md: each paper's tables beside the published numbers, and a verdict on each headline
     finding over several training seeds.
@@ -124,12 +132,21 @@ def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, pa
 
     overrides = {**overrides, **({"papers": list(papers)} if papers else {}),
                  **({"repeats": repeats} if repeats else {}), **({"quick": True} if quick else {}),
+                 **({"allow_dirty": True} if allow_dirty else {}),
                  **({"parallel": parallel if parallel == "auto" else _positive(parallel)} if parallel else {})}
     config = checkout_results(load(ReproduceConfig, _shipped(config_path), overrides))
     reproduction = Reproduction(config, {"backtranslate": backtranslate_pipeline.run,
                                          "phrases": phrase_pipeline.run}, command=command_line())
     if verify:
         return _verify(reproduction, verify)
+    if merge:
+        from parabit.papers.ledger import merge_ledgers
+
+        added = merge_ledgers(config.ledger_path, Path(merge))
+        click.echo("merged: " + ", ".join(f"{paper} +{count}" for paper, count in added.items()) + f" from {merge}")
+    if document_only:
+        click.echo(f"document: {reproduction.document()}  (from the ledger {config.ledger_path}; nothing trained)")
+        return 0
     document = reproduction.run()
     counts = reproduction.counts
     click.echo(f"cells: {counts['ledger']} taken from the ledger ({config.ledger_path}), {counts['mlflow']} from "

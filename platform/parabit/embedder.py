@@ -6,9 +6,12 @@ model, so all three tokenise, look up and batch identically.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -21,20 +24,51 @@ from parabit.text.vocab import Vocabulary
 EMBEDDER_FORMAT = "parabit-embedder-1"
 
 
+@dataclass(frozen=True)
+class UnknownWords:
+    """How a word the vocabulary lacks is encoded. ``shared``: the language's one unknown-word row. ``own``: a row
+    of its own, what an untrained row of a randomly initialised table is (Elgohary & Carpuat's W has a column for
+    every word, trained or not): N(0, ``std``²), drawn by a generator seeded from ``seed`` and the word, so a word
+    gets the same row in every call and process. ``own`` needs an encoder that takes rows beyond its table (the
+    averaging encoder)."""
+
+    rule: Literal["shared", "own"] = "shared"
+    seed: int = 0
+    std: float = 1.0
+
+    def rows(self, words: Sequence[str], lang: str, dim: int) -> np.ndarray:
+        """``[len(words), dim]`` float32: each word's own row."""
+        rows = np.empty((len(words), dim), dtype=np.float32)
+        for index, word in enumerate(words):
+            key = hashlib.blake2b(f"{self.seed}\0{lang}\0{word}".encode(), digest_size=8).digest()
+            rows[index] = np.random.default_rng(int.from_bytes(key, "little")).standard_normal(dim) * self.std
+        return rows
+
+
 class SentenceEmbedder:
     """``encode(list[str]) -> np.ndarray [N, dim]`` for one language side of a trained model.
 
-    ``spec`` is what rebuilds the encoder: ``{"encoder": name, "vocab_size": V, "dim": d, "options": {...}}``.
+    ``spec`` is what rebuilds the encoder: ``{"encoder": name, "vocab_size": V, "dim": d, "options": {...}}``;
+    ``unknown``: how words the vocabulary lacks are encoded (:class:`UnknownWords`).
     """
 
     def __init__(self, encoder: SentenceEncoder, spec: dict, vocab: Vocabulary, tokenizer: Tokenizer,
-                 lang: str = "en", max_tokens: int | None = None):
+                 lang: str = "en", max_tokens: int | None = None, unknown: UnknownWords = UnknownWords()):
+        if unknown.rule == "own" and not getattr(encoder, "accepts_extra_rows", False):
+            raise ValueError(f"unknown words with rows of their own need an encoder that takes rows beyond its table "
+                             f"(the averaging encoder), not {type(encoder).__name__}")
         self.encoder = encoder
         self.spec = spec
         self.vocab = vocab
         self.tokenizer = tokenizer
         self.lang = lang
         self.max_tokens = max_tokens
+        self.unknown = unknown
+
+    def with_unknown(self, unknown: UnknownWords) -> "SentenceEmbedder":
+        """The same model with another rule for unknown words (the encoder is shared, not copied)."""
+        return SentenceEmbedder(self.encoder, self.spec, self.vocab, self.tokenizer, self.lang, self.max_tokens,
+                                unknown)
 
     @staticmethod
     def build_encoder(spec: dict, **overrides) -> SentenceEncoder:
@@ -57,10 +91,17 @@ class SentenceEmbedder:
         return self._encode_distinct(sentences, batch_size)
 
     def _encode_distinct(self, sentences: list[str], batch_size: int) -> np.ndarray:
-        ids, lengths = self.token_ids(sentences)
+        extra = {}
+        if self.unknown.rule == "own":
+            ids, lengths, unknown = self.vocab.texts_to_ids_own_unknown(self.tokenizer, sentences, self.lang,
+                                                                        self.max_tokens)
+            extra["extra_rows"] = torch.from_numpy(self.unknown.rows(unknown, self.lang, self.spec["dim"]))
+        else:
+            ids, lengths = self.token_ids(sentences)
         was_training = self.encoder.training
         self.encoder.eval()
         device = next(self.encoder.parameters()).device
+        extra = {name: rows.to(device) for name, rows in extra.items()}
         # Sorting by length keeps padding (and recurrent work) per batch small.
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(sentences), self.encoder.output_dim), dtype=np.float32)
@@ -69,7 +110,7 @@ class SentenceEmbedder:
             width = int(lengths[rows].max())
             batch_ids = torch.from_numpy(ids[rows, :width]).to(device)
             batch_lengths = torch.from_numpy(lengths[rows]).to(device)
-            out[rows] = self.encoder(batch_ids, batch_lengths).float().cpu().numpy()
+            out[rows] = self.encoder(batch_ids, batch_lengths, **extra).float().cpu().numpy()
         self.encoder.train(was_training)
         return out
 
@@ -86,7 +127,7 @@ class SentenceEmbedder:
         torch.save(state, directory / "weights.pt")
         (directory / "embedder.json").write_text(json.dumps({
             "format": EMBEDDER_FORMAT, "spec": self.spec, "tokenizer": self.tokenizer.to_dict(),
-            "lang": self.lang, "max_tokens": self.max_tokens,
+            "lang": self.lang, "max_tokens": self.max_tokens, "unknown": asdict(self.unknown),
         }, indent=1))
         return directory
 
@@ -100,4 +141,5 @@ class SentenceEmbedder:
         encoder.load_state_dict(torch.load(directory / "weights.pt", map_location=device, weights_only=True))
         encoder.to(device).eval()
         return cls(encoder, meta["spec"], Vocabulary.load(directory / "vocab.json"),
-                   Tokenizer.from_dict(meta["tokenizer"]), meta["lang"], meta["max_tokens"])
+                   Tokenizer.from_dict(meta["tokenizer"]), meta["lang"], meta["max_tokens"],
+                   UnknownWords(**meta.get("unknown", {})))  # embedders saved before the rule: shared

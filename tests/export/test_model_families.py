@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from parabit.embedder import SentenceEmbedder
+from parabit.embedder import SentenceEmbedder, UnknownWords
 from parabit.encoders import ENCODERS
 from parabit.export.pyfunc import save_embedder_model
 from parabit.text.tokenize import Tokenizer
@@ -25,6 +25,8 @@ FAMILIES = {
     "avg": {},
     "avg-sif": {"weighted": True, "components": 2},
     "avg-learned-weights": {"weighted": True, "learn_weights": True, "components": 1},
+    "avg-own-unknown": {},
+    "avg-sif-own-unknown": {"weighted": True, "components": 2},
     "gran": {},
     "lstm": {"hidden_size": 6},
     "bilstm": {"hidden_size": 6},
@@ -36,6 +38,10 @@ FAMILIES = {
 }
 
 
+# Families whose unknown words get rows of their own (Elgohary & Carpuat's cells) rather than the shared one.
+OWN_UNKNOWN = UnknownWords("own", seed=3, std=0.5)
+
+
 def _embedder(family: str) -> SentenceEmbedder:
     name = family.split("-")[0]
     torch.manual_seed(7)
@@ -43,7 +49,8 @@ def _embedder(family: str) -> SentenceEmbedder:
     spec = {"encoder": name, "vocab_size": len(vocab), "dim": 8, "options": FAMILIES[family]}
     extra = {"initial_weights": torch.rand(len(vocab)) + 0.5} if FAMILIES[family].get("weighted") else {}
     encoder = SentenceEmbedder.build_encoder(spec, **extra)
-    embedder = SentenceEmbedder(encoder, spec, vocab, Tokenizer())
+    embedder = SentenceEmbedder(encoder, spec, vocab, Tokenizer(),
+                                unknown=OWN_UNKNOWN if family.endswith("own-unknown") else UnknownWords())
     if FAMILIES[family].get("components"):
         ids, lengths = embedder.token_ids(SENTENCES[:3])
         encoder.fit_components(encoder.pool(torch.from_numpy(ids), torch.from_numpy(lengths)).detach())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow.compute as pc
 import pytest
 
-from parabit.config import from_dict
+from parabit.config import from_dict, load_config
+from parabit.paths import PROJECT_ROOT
 from parabit.phrases import PhrasesConfig
 from parabit.phrases.report import summary
 import pipelines.phrases
@@ -49,3 +50,18 @@ def test_pipeline_builds_phrases_and_paraphrases_exactly_once(ray_session, tmp_p
     assert set(load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(table.data))).langs_b) == {"es"}
     assert len(load_text_pairs(DataConfig(condition="pivot_paraphrases", path=str(pivot.data))).text_a) == \
         pivot.rows_out
+
+    # Elgohary & Carpuat's table (jobs/configs/phrases_en_es_unpruned.yaml): nothing pruned, counts kept. Only the
+    # table and pivot stages run again (same alignments); count filtering at training gives back the pruned table.
+    unpruned_config = from_dict(PhrasesConfig, {**config.model_dump(), "phrase_table": {
+        **config.phrase_table.model_dump(), "min_count": load_config(
+            PhrasesConfig, PROJECT_ROOT / "jobs/configs/phrases_en_es_unpruned.yaml").phrase_table.min_count}})
+    unpruned = pipelines.phrases.run(unpruned_config).stages
+    assert (unpruned["align"].path / MANIFEST).read_text() == manifests["align"]
+    assert unpruned["phrase_table"].rows_rejected == 0 and unpruned["phrase_table"].rows_out == table.rows_in
+    every = unpruned["phrase_table"].read_data()
+    assert pc.min(every["count"]).as_py() == 1 and pc.sum(pc.equal(every["count"], 1)).as_py() == table.rows_rejected
+    frequent = load_text_pairs(DataConfig(condition="bilingual_phrases", path=str(unpruned["phrase_table"].data),
+                                          min_pair_count=2))
+    assert set(zip(frequent.text_a, frequent.text_b)) == set(rows)
+    assert frequent.rejected == {"phrase pair count below 2": table.rows_rejected}

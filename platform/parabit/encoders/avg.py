@@ -29,6 +29,7 @@ class AvgEncoder(SentenceEncoder):
     """
 
     POOLINGS = ("mean", "sum")
+    accepts_extra_rows = True  # forward(..., extra_rows=): words outside the table (SentenceEmbedder's own unknown rows)
 
     def __init__(
         self,
@@ -62,10 +63,12 @@ class AvgEncoder(SentenceEncoder):
             self.register_buffer("word_weights", weights)
         self.register_buffer("components", torch.zeros(components, dim))
 
-    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        return self.remove_components(self.pool(ids, lengths))
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor, extra_rows: torch.Tensor | None = None) -> torch.Tensor:
+        """``extra_rows [E, dim]``: vectors of words outside the table, addressed by the ids ``vocab_size + e``
+        (inference only: they get no gradient, and weight 1 under ``weighted``, SIF's weight of a word never seen)."""
+        return self.remove_components(self.pool(ids, lengths, extra_rows))
 
-    def pool(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def pool(self, ids: torch.Tensor, lengths: torch.Tensor, extra_rows: torch.Tensor | None = None) -> torch.Tensor:
         """Sentence vectors before common-component removal (what :meth:`fit_components` is fitted on)."""
         # embedding_bag reduces inside the lookup: no [B, T, dim] intermediate, and its backward writes the
         # sparse gradient directly. It gets the real tokens as one flat bag per sentence (offsets), PAD left out
@@ -76,15 +79,39 @@ class AvgEncoder(SentenceEncoder):
         counts = real.sum(dim=1)
         offsets = torch.cumsum(counts, dim=0) - counts
         sparse = self.embedding.sparse
-        if not self.weighted:
-            pooled = F.embedding_bag(flat, self.embedding.weight, offsets, mode=self.pooling, sparse=sparse)
+        table = self.embedding.weight
+        if extra_rows is not None:
+            flat, table, weights = self._with_extra_rows(flat, extra_rows)
         else:
-            weights = self.word_weights(flat).squeeze(-1) if self.learn_weights else self.word_weights[flat]
-            pooled = F.embedding_bag(flat, self.embedding.weight, offsets, mode="sum", sparse=sparse,
-                                     per_sample_weights=weights.to(self.embedding.weight.dtype))
+            weights = self._weights(flat) if self.weighted else None
+        if weights is None:
+            pooled = F.embedding_bag(flat, table, offsets, mode=self.pooling, sparse=sparse)
+        else:
+            pooled = F.embedding_bag(flat, table, offsets, mode="sum", sparse=sparse,
+                                     per_sample_weights=weights.to(table.dtype))
             if self.pooling == "mean":
                 pooled = pooled / lengths.to(pooled.dtype).unsqueeze(1)
         return pooled
+
+    def _weights(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.word_weights(ids).squeeze(-1) if self.learn_weights else self.word_weights[ids]
+
+    def _with_extra_rows(self, flat: torch.Tensor,
+                         extra_rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The batch's tokens re-addressed into a small table of just the rows they use, taken from the word table
+        or from ``extra_rows`` (ids past the table), with their weights (a word outside the table weighs 1)."""
+        size = self.embedding.num_embeddings
+        used, flat = torch.unique(flat, return_inverse=True)
+        known = used < size
+        weight = self.embedding.weight
+        table = torch.empty(len(used), weight.shape[1], dtype=weight.dtype, device=weight.device)
+        table[known] = weight[used[known]]
+        table[~known] = extra_rows[used[~known] - size].to(table)
+        if not self.weighted:
+            return flat, table, None
+        weights = torch.ones(len(used), dtype=weight.dtype, device=weight.device)
+        weights[known] = self._weights(used[known]).to(weights)
+        return flat, table, weights[flat]
 
     def remove_components(self, vectors: torch.Tensor) -> torch.Tensor:
         if self.components.numel() == 0:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +32,10 @@ class EvaluationReport:
 
     def __init__(self, scores: list[Score]):
         self.scores = list(scores)
+
+    def prefixed(self, prefix: str) -> "EvaluationReport":
+        """The same scores under ``<prefix>/<benchmark>`` (a variant's metrics beside the run's own)."""
+        return EvaluationReport([replace(s, benchmark=f"{prefix}/{s.benchmark}") for s in self.scores])
 
     def metrics(self) -> dict[str, float]:
         """``{"sts2012/MSRpar/pearson": 0.42, ...}``, ready for ``mlflow.log_metrics``."""

@@ -31,7 +31,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.config import apply_override, from_dict, to_dict
 from parabit.recipes import recipe_for
-from parabit.papers.ledger import CellRecord, Ledger, cell_digest, finite_metrics, machine, utc
+from parabit.papers.ledger import CellRecord, Ledger, Provenance, cell_digest, finite_metrics, machine, utc
 from parabit.tracking import tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags
 from parabit.tracking.store import tracking_uri
@@ -158,9 +158,10 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
 
 
-def train_cell(cell: Cell, parent_run_id: str | None, uri: str) -> CellResult:
-    """Train ``cell`` through the kernel and read its MLflow run into a ledger record. An error is returned, not
-    raised: one failed cell is listed as missing (with the error) and the reproduction goes on."""
+def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Provenance | None = None) -> CellResult:
+    """Train ``cell`` through the kernel and read its MLflow run into a ledger record (its commit and dirty flag from
+    ``provenance``, else from the run's own tags). An error is returned, not raised: one failed cell is listed as
+    missing (with the error) and the reproduction goes on."""
     from parabit.training import run_training  # late: it pulls in Ray Train
 
     started = time.time()
@@ -174,10 +175,13 @@ def train_cell(cell: Cell, parent_run_id: str | None, uri: str) -> CellResult:
     if training.mlflow_run_id is None:
         return CellResult(cell, error="trained, but the MLflow store was unreachable (no run to read)")
     run = MlflowClient(uri).get_run(training.mlflow_run_id)
-    checkout = system_tags()
+    if provenance is None:
+        checkout = system_tags()
+        provenance = Provenance(checkout.get(MLFLOW_GIT_COMMIT, "unknown"),
+                                ("unknown",) if _dirty(checkout.get(GIT_DIRTY)) else ())
     record = CellRecord(
         cell=cell.name, paper=cell.paper, group=cell.group, seed=cell.seed, digest=cell.digest,
-        commit=checkout.get(MLFLOW_GIT_COMMIT, "unknown"), dirty=_dirty(checkout.get(GIT_DIRTY)),
+        commit=provenance.commit, dirty=provenance.dirty,
         metrics=finite_metrics(run.data.metrics), train_seconds=training.seconds.get("total"), data=training.data,
         machine=machine(cell.cpus, cell.gpus), started=utc(started), finished=utc(time.time()),
         mlflow_run_id=training.mlflow_run_id)
@@ -192,15 +196,17 @@ class CellRunner:
     """Finds or trains cells (see the module docstring) and writes what it learns to the ``ledger``.
 
     ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
-    CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs."""
+    CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs.
+    ``provenance``: the code the records it writes name (default: each run's own git tags)."""
 
     def __init__(self, ledger: Ledger, parent_run_id: str | None = None, uri: str | None = None,
-                 parallel: int | str = 1):
+                 parallel: int | str = 1, provenance: Provenance | None = None):
         self.ledger = ledger
         self.parent_run_id = parent_run_id
         self.uri = uri or tracking_uri()
         self.client = MlflowClient(self.uri)
         self.parallel = parallel
+        self.provenance = provenance
 
     # -- finding ---------------------------------------------------------------------------------------------
     def recorded(self, cell: Cell) -> CellResult | None:
@@ -307,7 +313,7 @@ class CellRunner:
         return result
 
     def _one_by_one(self, cells: list[Cell]) -> list[CellResult]:
-        return [self._finish(train_cell(cell, self.parent_run_id, self.uri)) for cell in cells]
+        return [self._finish(train_cell(cell, self.parent_run_id, self.uri, self.provenance)) for cell in cells]
 
     def _side_by_side(self, cells: list[Cell], width: int) -> list[CellResult]:
         """Train ``width`` cells at a time, each in a Ray task of its own (it only waits for its Ray Train run)."""
@@ -323,7 +329,7 @@ class CellRunner:
             while waiting or running:
                 while waiting and len(running) < width:
                     cell = waiting.pop(0)
-                    running[remote.remote(cell, self.parent_run_id, self.uri)] = cell
+                    running[remote.remote(cell, self.parent_run_id, self.uri, self.provenance)] = cell
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
                     cell = running.pop(ref)

@@ -43,7 +43,8 @@ class Finding:
     """A claim of the paper: ``better`` > ``worse`` (group keys of the same paper) on ``metric``. ``paper``: what
     the paper reports for it (text, e.g. ".7832 vs .7121"). ``fixed``: (better, worse) computed from data, not from
     cells. ``reference``: the worse side is this value computed from data (``worse`` names it in the claim only).
-    ``untestable``: why it cannot be measured here (then no groups are needed)."""
+    ``untestable``: why it cannot be measured here (then no groups are needed). ``worse_metric``: the metric the worse
+    side is read with, when not ``metric`` (the same cells evaluated two ways)."""
 
     claim: str
     better: str = ""
@@ -55,6 +56,7 @@ class Finding:
     untestable: str | None = None
     fixed: tuple[float, float] | None = None
     reference: float | None = None
+    worse_metric: Metric | None = None
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -72,7 +74,7 @@ class Finding:
                               "computed from the training data (no training run, no seed involved)")
         better = results.values(self.better, self.metric)
         worse = ({seed: self.reference for seed in better} if self.reference is not None
-                 else results.values(self.worse, self.metric))
+                 else results.values(self.worse, self.worse_metric or self.metric))
         seeds = sorted(set(better) & set(worse))
         differences = [better[s] - worse[s] for s in seeds]
         decision, reason = verdict(differences, self.relation, self.margin, self.metric.scale)

@@ -139,6 +139,20 @@ def machine(cell_cpus: float | None = None, gpus: int = 0) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """The code records are made from: the checkout's ``commit`` and the tracked files that differed from it when
+    the reproduction started (``changed``, its own outputs left out). A record is only as checkable as its commit:
+    with ``changed`` empty, checking the commit out gives the code that made it."""
+
+    commit: str
+    changed: tuple[str, ...] = ()
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.changed)
+
+
+@dataclass(frozen=True)
 class CellRecord:
     """One finished cell (see the module docstring). ``started``/``finished``: UTC, ISO 8601; ``train_seconds``: the
     run's own total time (MLflow metric ``time/total_seconds``); ``data``: sizes of what it trained on."""
@@ -226,6 +240,22 @@ class Ledger:
             file.flush()
             os.fsync(file.fileno())
         self.records(record.paper).append(record)
+
+
+def merge_ledgers(target: Path, source: Path) -> dict[str, int]:
+    """Append to the ledger in ``target`` every record of the ledger in ``source`` it lacks (another machine's, or a
+    worktree's), paper by paper, in the source's order; returns how many lines each paper gained. Both are read
+    first, so a line that is not a record stops the merge before anything is written."""
+    theirs = {path.stem: list(_read(path)) for path in sorted(Path(source).glob(f"*{SUFFIX}"))}
+    ours = Ledger(Path(target))
+    added = {}
+    for paper, records in theirs.items():
+        known = {json.dumps(asdict(record), sort_keys=True) for record in ours.records(paper)}
+        new = [record for record in records if json.dumps(asdict(record), sort_keys=True) not in known]
+        for record in new:
+            ours.append(record)
+        added[paper] = len(new)
+    return added
 
 
 def _read(path: Path) -> Iterable[CellRecord | PreparedRecord]:

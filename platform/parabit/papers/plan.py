@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from parabit.config import ConfigError
 from parabit.paths import output_root
 from parabit.papers.cells import Group, Results
+from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.tables import PaperTable
 
@@ -147,6 +148,29 @@ class PaperPlan(ABC):
     @abstractmethod
     def findings(self) -> list[Finding]:
         """The paper's headline findings, each with a verdict rule."""
+
+    def deferred(self) -> set[str]:
+        """Groups that train last, after every seed of every other group (costly table-only groups no finding or
+        departure needs). Default: none."""
+        return set()
+
+    def departures(self) -> list[Departure]:
+        """Every way the cells differ from the paper, measured or not (the document's departures table). Default:
+        none listed."""
+        return []
+
+    def headline(self) -> Finding | None:
+        """The paper's central comparison, shown under each departure: the first finding measured by cells."""
+        return next((f for f in self.findings() if f.groups and f.metric is not None and f.reference is None), None)
+
+    def departure_effects(self) -> list[Finding]:
+        """Each measured departure's other choice against ours, on the headline's metric and groups: what decides
+        how many seeds an ablation group trains (as a finding's groups: 3 where the difference is under the margin)."""
+        headline = self.headline()
+        if headline is None:
+            return []
+        groups = list(dict.fromkeys(headline.groups))
+        return [effect for departure in self.departures() for effect in departure.effects(headline.metric, groups)]
 
     def setup(self) -> str:
         """Markdown: what was run, on which data, and how it differs from the paper."""

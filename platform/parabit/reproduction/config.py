@@ -32,7 +32,11 @@ class ReproduceConfig(Config):
     ledger for a full run (not for ``--quick``) unless the config names its own. Relative paths are read from the
     project folder. ``parallel``: how many cells train at once (``auto``: as many as the cluster's free CPUs or GPUs
     hold, one CPU kept for Ray Data; on 2 cores with 1-CPU cells that is one). ``experiment``: the MLflow
-    experiment of every cell and the parent runs. ``bao``, ``elgohary``, ``wieting``, ``bildrl``: each paper's
+    experiment of every cell and the parent runs. ``allow_dirty``: write ledger records from a working tree
+    whose tracked files differ from its commit (the records and the document say so); by default a reproduction
+    that writes the checkout's ledger refuses to start from such a tree, so every record names code that can be
+    checked out (run long reproductions from a ``git worktree`` of a commit: README). ``bao``, ``elgohary``,
+    ``wieting``, ``bildrl``: each paper's
     section (the config files it trains from have no defaults); every paper in ``papers`` needs its section, and
     the document shows the papers not run here from the ledger only when their section is given too."""
 
@@ -45,6 +49,7 @@ class ReproduceConfig(Config):
     document: str | None = None
     ledger: str | None = None
     parallel: PositiveInt | Literal["auto"] = "auto"
+    allow_dirty: bool = False
     bao: BaoSettings | None = None
     elgohary: ElgoharySettings | None = None
     wieting: WietingSettings | None = None

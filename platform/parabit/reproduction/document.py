@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parabit.papers.cells import Cell, Results
+from parabit.papers.departures import GENUINE, Departure, cause
 from parabit.papers.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
 from parabit.papers.ledger import Ledger
 from parabit.papers.metrics import Metric
@@ -59,13 +60,37 @@ def primary_metrics(plan: PaperPlan) -> dict[str, Metric]:
     return metrics
 
 
-def findings_table(comparisons: list[Comparison]) -> str:
-    lines = ["| finding | paper reports | ours: better − worse (mean ± sd over seeds) | verdict | why |",
-             "|---|---|---|---|---|"]
-    for c in comparisons:
+def findings_table(comparisons: list[Comparison], causes: list[str]) -> str:
+    lines = ["| finding | paper reports | ours: better − worse (mean ± sd over seeds) | verdict | why | cause |",
+             "|---|---|---|---|---|---|"]
+    for c, why in zip(comparisons, causes):
         metric = f" ({c.finding.metric.label})" if c.finding.metric is not None else ""
         lines.append(f"| {c.finding.claim}{metric} | {c.finding.paper or '—'} | {c.difference_text()} | "
-                     f"**{c.verdict}** | {c.reason} |")
+                     f"**{c.verdict}** | {c.reason} | {why or '—'} |")
+    return "\n".join(lines)
+
+
+def departures_table(plan: PaperPlan, departures: list[Departure], results: Results, labels: dict[str, str]) -> str:
+    """Every departure from the paper: what the paper does, what the cells do, and, where an ablation measured it,
+    the other choice's effect on the headline metric (other − ours, per group it touches) and the paper's headline
+    comparison under it."""
+    headline = plan.headline()
+    under = f"{headline.claim}, under the other choice" if headline is not None else "headline under it"
+    metric = f" on {headline.metric.label}" if headline is not None else ""
+    lines = [f"| aspect | the paper | these cells | the other choice | its effect{metric} (other − ours) | {under} |",
+             "|---|---|---|---|---|---|"]
+    for departure in departures:
+        effects, claim = "not measured: " + departure.unmeasured if not departure.measured else "—", "—"
+        if departure.measured and headline is not None:
+            measured = [(finding.worse, finding.compare(results))
+                        for finding in departure.effects(headline.metric, list(dict.fromkeys(headline.groups)))]
+            effects = "; ".join(f"{labels.get(group, group)}: {c.difference_text()}" for group, c in measured) or "—"
+            swapped = departure.under(headline)
+            if swapped is not None:
+                comparison = swapped.compare(results)
+                claim = f"{comparison.difference_text()}: **{comparison.verdict}**"
+        lines.append(f"| {departure.aspect} | {departure.paper} | {departure.ours} | {departure.other or '—'} | "
+                     f"{effects} | {claim} |")
     return "\n".join(lines)
 
 
@@ -139,8 +164,9 @@ def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run:
             record = result.record
             value = metric.of(result.metrics) if metric is not None else None
             seconds = f"{result.seconds:.0f}" if result.seconds is not None else "—"
+            commit = record.commit[:8] + (" (uncommitted changes)" if record.dirty else "")
             lines.append(f"| {cell.name} | {cell.seed} | {key} | {'—' if value is None else f'{value:.6f}'} | "
-                         f"{seconds} | {record.finished[:10]} | {record.commit[:8]} | {record.mlflow_run_id or '—'} |")
+                         f"{seconds} | {record.finished[:10]} | {commit} | {record.mlflow_run_id or '—'} |")
         else:
             why = failed[(cell.group, cell.seed)].error if (cell.group, cell.seed) in failed else \
                 stale.get(cell.name) or not_run.get(cell.group, "not run yet")
@@ -154,7 +180,8 @@ def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run:
 
 def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison], planned: list[Cell],
                not_run: dict[str, str], stale: dict[str, str], figure: Path | None, sections: list[Section],
-               document: Path, ledger: Ledger, error: str | None = None, prepare_seconds: float = 0.0) -> PaperPart:
+               document: Path, ledger: Ledger, error: str | None = None, prepare_seconds: float = 0.0,
+               labels: dict[str, str] | None = None) -> PaperPart:
     """The paper's part of the document (see the module docstring)."""
     finished = sum(1 for c in planned if any(r.ok and r.cell.seed == c.seed for r in results.of(c.group)))
     lines = [f"## {plan.title}", ""]
@@ -168,9 +195,17 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     setup = plan.setup().strip()
     if setup:
         lines += ["### Setup", "", setup, ""]
-    lines += ["### Findings", "", findings_table(comparisons), ""]
+    departures = plan.departures() if error is None else []
+    causes = [cause(c, departures, results) for c in comparisons]
+    lines += ["### Findings", "", findings_table(comparisons, causes), "",
+              f"*Cause* of a finding that does not hold: the departures from the paper (below) under whose other "
+              f"choice it holds, or \"{GENUINE}\" when no measured departure turns it.", ""]
     if figure is not None:
         lines += [f"![{plan.key} findings]({_relative(figure, document)})", ""]
+    if departures:
+        lines += ["### Departures from the paper", "", departures_table(plan, departures, results, labels or {}), "",
+                  "Effects are the other choice's cells against these cells, seed by seed (mean ± sd, n seeds); a "
+                  "difference under 0.05 trains 3 seeds, as a finding's does.", ""]
     for table in plan.tables():
         lines += [f"### {table.title}", "", table.markdown(results), ""]
         if table.note:
@@ -181,8 +216,8 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
         lines += [""] if section.figures else []
     lines += [f"### {CELLS_HEADING}", "", cells_table(plan, results, planned, not_run, stale), ""]
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
-             "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason}
-            for c in comparisons]
+             "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason,
+             "cause": why} for c, why in zip(comparisons, causes)]
     return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale())
 
 
@@ -227,14 +262,14 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         "",
         f"## {FINDINGS_HEADING}",
         "",
-        "| paper | finding | paper reports | ours: better − worse | verdict |",
-        "|---|---|---|---|---|",
+        "| paper | finding | paper reports | ours: better − worse | verdict | cause |",
+        "|---|---|---|---|---|---|",
     ]
     for key, part in parts.items():
         for row in part.findings if part is not None else []:
             metric = f" ({row['metric']})" if row["metric"] else ""
             lines.append(f"| {key} | {row['claim']}{metric} | {row['reported'] or '—'} | {row['ours']} | "
-                         f"**{row['verdict']}** |")
+                         f"**{row['verdict']}** | {row['cause'] or '—'} |")
     lines.append("")
     for key, part in parts.items():
         if part is None:

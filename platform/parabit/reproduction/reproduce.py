@@ -5,10 +5,11 @@ data settings is restored from it instead of preparing its data, and a cell whos
 trained. Only what is missing runs, in three passes over the chosen papers, so a long run has a complete picture
 early and spends its remaining time where the verdicts need it:
 
-1. every paper's data, then every group with the first seed;
-2. the further seeds of the groups whose findings are not yet decided by a difference of at least the margin
-   (those need ≥ 3 seeds);
-3. the further seeds of every other group a finding compares.
+1. every paper's data, then every group with the first seed (but the groups a plan defers);
+2. the further seeds of the groups whose findings (or departures' effects) are not yet decided by a difference of
+   at least the margin (those need ≥ 3 seeds);
+3. the further seeds of every other group a finding compares;
+4. the deferred groups (costly table-only cells, e.g. Elgohary & Carpuat's largest phrase-table sizes).
 
 Each finished cell is appended to the ledger at once; after each paper in each pass the document is written again
 from the ledger (every paper's part, chosen or not), so it is useful at every stage and after a kill, and a checkout
@@ -27,11 +28,13 @@ from parabit.papers.cells import Cell, CellResult, CellRunner, Group, Results, m
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
-from parabit.papers.ledger import Ledger, PreparedRecord, digest, local, machine, portable, utc
+from parabit.config import ConfigError
+from parabit.papers.ledger import Ledger, PreparedRecord, Provenance, digest, local, machine, portable, utc
+from parabit.paths import output_root, project_root
 from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
 from parabit.reproduction.plans import PLANS
 from parabit.tracking import RunTracker, tags
-from parabit.tracking.lineage import GIT_DIRTY, system_tags
+from parabit.tracking.lineage import checkout_commit, uncommitted_changes
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +61,28 @@ class PaperRun:
         return [g for g in self.groups if g.key not in self.skipped]
 
     def compared(self) -> set[str]:
-        """Groups some finding compares (they train with every seed)."""
-        return {key for finding in self.plan.findings() for key in finding.groups}
+        """Groups that train with every seed: those some finding compares, and the ablation groups whose effect
+        on the first seed (a departure's other choice against ours) is below the margin: a small difference needs
+        3 seeds, a large one is decided by one."""
+        groups = {key for finding in self.plan.findings() for key in finding.groups}
+        for effect in self.plan.departure_effects():
+            comparison = effect.compare(self.results)
+            if comparison.mean is not None and abs(comparison.mean) < effect.margin:
+                groups.update(effect.groups)
+        return groups
 
     def undecided(self) -> set[str]:
-        """Groups of findings whose difference so far is below the finding's margin (or not measured)."""
+        """Groups of findings (and of departures' effects) whose difference so far is below the margin (or, for a
+        finding, not measured)."""
         groups = set()
         for finding in self.plan.findings():
             comparison = finding.compare(self.results)
             if finding.groups and (comparison.mean is None or abs(comparison.mean) < finding.margin):
                 groups.update(finding.groups)
+        for effect in self.plan.departure_effects():
+            comparison = effect.compare(self.results)
+            if comparison.mean is not None and abs(comparison.mean) < effect.margin:
+                groups.update(effect.groups)
         return groups
 
     def done(self, cell: Cell) -> bool:
@@ -87,9 +102,28 @@ class Reproduction:
         self.papers: list[PaperRun] = []
         self._views: dict[str, PaperRun] = {}  # papers not chosen, as the ledger has them
 
+    def provenance(self) -> Provenance:
+        """The code this reproduction's records name: the checkout's commit and its changed tracked files (the
+        reproduction's own document, figures and ledger left out: writing them is what it does). Raises
+        :class:`ConfigError` naming the changed files when the records would go to a ledger in the checkout from a
+        changed tree, unless ``allow_dirty``."""
+        config = self.config
+        changed = uncommitted_changes(ignore=[config.ledger_path, config.document_path, config.figures_path])
+        provenance = Provenance(checkout_commit(), tuple(changed or ()))
+        ledger = config.ledger_path.resolve()
+        in_checkout = project_root() in ledger.parents and output_root() not in ledger.parents
+        if provenance.dirty and in_checkout and not config.allow_dirty:
+            shown = ", ".join(provenance.changed[:5]) + (f" and {len(provenance.changed) - 5} more"
+                                                         if len(provenance.changed) > 5 else "")
+            raise ConfigError(f"the working tree has uncommitted changes ({shown}): ledger records must name code "
+                              "that can be checked out. Commit them and run from a `git worktree` of the commit "
+                              "(README: long reproductions), or pass --allow-dirty (the document flags those records)")
+        return provenance
+
     def run(self):
         """Run everything that is not in the ledger yet, and write the document; returns its path."""
         config = self.config
+        provenance = self.provenance()
         tracker = RunTracker(config.experiment, config.prefix, tags={tags.KIND: "reproduction",
                                                                       tags.REPRODUCTION: config.prefix})
         tracker.start()
@@ -97,11 +131,13 @@ class Reproduction:
             tracker.log_params({"papers": ",".join(config.papers), "seeds": ",".join(map(str, config.seeds)),
                                 "quick": config.quick, "command": self.command})
             context = PlanContext(config, self.pipelines, tracker)
-            self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel)
+            self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel, provenance=provenance)
             papers = self.papers = [PaperRun(PLANS[key](context)) for key in config.papers]
             for paper in papers:
                 self.open(paper)
-                self.train(paper, [self.cell(paper, g, config.seeds[0]) for g in paper.selected])
+                deferred = paper.plan.deferred() if paper.error is None else set()
+                self.train(paper, [self.cell(paper, g, config.seeds[0]) for g in paper.selected
+                                   if g.key not in deferred])
                 self.write(papers, tracker)
             for urgent in (True, False):
                 for paper in papers:
@@ -113,8 +149,21 @@ class Reproduction:
                     if any(not paper.done(c) for c in cells):
                         self.train(paper, cells)
                         self.write(papers, tracker)
+            for paper in papers:
+                if paper.error is None:
+                    deferred = paper.plan.deferred()
+                    cells = [self.cell(paper, g, config.seeds[0]) for g in paper.selected if g.key in deferred]
+                    if any(not paper.done(c) for c in cells):
+                        self.train(paper, cells)
+                        self.write(papers, tracker)
             self.write(papers, tracker)
         return config.document_path
+
+    def document(self):
+        """Write the document from the ledger alone: nothing is prepared or trained (a paper whose data step has no
+        record shows its cells as not run yet). Returns its path."""
+        self.write([], None)  # every paper as the ledger has it
+        return self.config.document_path
 
     @property
     def counts(self) -> dict[str, int]:
@@ -153,11 +202,21 @@ class Reproduction:
         quick = plan.quick_groups() if self.config.quick else None
         paper.skipped = {g.key: QUICK_SKIP for g in paper.groups if quick is not None and g.key not in quick}
         paper.skipped.update(plan.missing)
-        compared = paper.compared()
         seeds = self.config.seeds
-        paper.planned = [self.cell(paper, g, seed) for seed in seeds for g in paper.selected
-                         if seed == seeds[0] or g.key in compared]
-        for cell in paper.planned:
+        paper.planned = []
+        # Twice: the first seed's records decide which ablation groups train further seeds (PaperRun.compared).
+        for _ in range(2):
+            compared = paper.compared()
+            self.plan_cells(paper, [self.cell(paper, g, seed) for seed in seeds for g in paper.selected
+                                    if seed == seeds[0] or g.key in compared])
+
+    def plan_cells(self, paper: PaperRun, cells: list[Cell]) -> None:
+        """Add ``cells`` to the paper's planned cells (those not planned yet), with any record the ledger has."""
+        plan = paper.plan
+        known = {cell.name for cell in paper.planned}
+        new = [cell for cell in cells if cell.name not in known]
+        paper.planned += new
+        for cell in new:
             record = self.ledger.cell(plan.key, cell.name, cell.digest)
             if record is not None:
                 paper.results.add([CellResult(cell, record, source="ledger")])
@@ -192,12 +251,12 @@ class Reproduction:
             facts = self._keep_recorded(plan, known.facts, facts)
         paper.restored, paper.started = False, True
         if known is None or known.facts != facts:
-            checkout = system_tags()
+            provenance = self.runner.provenance if self.runner is not None and self.runner.provenance else \
+                self.provenance()
             self.ledger.append(PreparedRecord(
-                paper=plan.key, digest=paper.data_digest, facts=facts,
-                commit=checkout.get("mlflow.source.git.commit", "unknown"),
-                dirty={"true": True, "false": False}.get(checkout.get(GIT_DIRTY, "")),
-                seconds=round(time.time() - began, 1), machine=machine(), finished=utc(time.time())))
+                paper=plan.key, digest=paper.data_digest, facts=facts, commit=provenance.commit,
+                dirty=provenance.dirty, seconds=round(time.time() - began, 1), machine=machine(),
+                finished=utc(time.time())))
 
     @staticmethod
     def _keep_recorded(plan: PaperPlan, recorded: dict, fresh: dict) -> dict:
@@ -228,6 +287,7 @@ class Reproduction:
                 paper.results.add([found])
             else:
                 missing.append(cell)
+        self.plan_cells(paper, cells)
         if not missing:
             return
         if paper.restored:
@@ -282,7 +342,7 @@ class Reproduction:
         preparations = self.ledger.preparations(plan.key, paper.data_digest) if paper.data_digest else []
         return paper_part(plan, paper.results, comparisons, paper.planned, paper.skipped, paper.stale, figure,
                           sections, config.document_path, self.ledger, paper.error,
-                          sum(r.seconds or 0.0 for r in preparations))
+                          sum(r.seconds or 0.0 for r in preparations), labels)
 
     # -- one cell again --------------------------------------------------------------------------------------
     def verify(self, name: str) -> tuple[CellResult | None, CellResult]:

@@ -33,10 +33,14 @@ from parabit.training import TrainingConfig
 
 
 class SearchSettings(Config):
-    """How trials are chosen and run. ``num_samples``: trials for random/optuna (grid runs every point once)."""
+    """How trials are chosen and run. ``num_samples``: trials for random/optuna (grid runs every point once).
+    ``stratify``: random search only: parameters (unconditional ones) every combination of whose values gets an
+    equal share of the ``num_samples`` draws (e.g. ``[objective.distance]``: as many trials with each distance),
+    so a small sample still covers each of them."""
 
     algorithm: Literal["grid", "random", "optuna"] = "random"
     num_samples: PositiveInt = 12
+    stratify: tuple[str, ...] = ()
     max_concurrent_trials: PositiveInt = 2
     metric: str = "dev_score"
     mode: Literal["max", "min"] = "max"
@@ -121,10 +125,14 @@ class SearchSpace:
             points = [{**point, parameter.path: value} for point in points for value in parameter.choices(point)]
         return points
 
-    def sample(self, rng: random.Random) -> dict:
+    def sample(self, rng: random.Random, fixed: dict | None = None) -> dict:
+        """A random point; ``fixed`` parameters keep the given values (the others are drawn given them)."""
         point: dict = {}
         for parameter in self._ordered():
-            point[parameter.path] = rng.choice(parameter.choices(point))
+            if fixed and parameter.path in fixed:
+                point[parameter.path] = fixed[parameter.path]
+            else:
+                point[parameter.path] = rng.choice(parameter.choices(point))
         return point
 
     def trial_points(self) -> list[dict]:
@@ -133,13 +141,27 @@ class SearchSpace:
         if self.search.algorithm == "grid":
             return self.points()
         rng = random.Random(self.search.seed)
-        grid_size = len(self.points())
+        strata = self.strata()
         drawn: list[dict] = []
-        while len(drawn) < min(self.search.num_samples, grid_size):
-            point = self.sample(rng)
-            if point not in drawn:
-                drawn.append(point)
+        for index, stratum in enumerate(strata):
+            # The draws are shared out as evenly as they go; the first strata take what does not divide.
+            wanted = self.search.num_samples // len(strata) + (index < self.search.num_samples % len(strata))
+            size = sum(1 for point in self.points() if point.items() >= stratum.items())
+            mine: list[dict] = []
+            while len(mine) < min(wanted, size):
+                point = self.sample(rng, stratum)
+                if point not in mine:
+                    mine.append(point)
+            drawn += mine
         return drawn
+
+    def strata(self) -> list[dict]:
+        """Every combination of the ``search.stratify`` parameters' values (one empty stratum without them)."""
+        strata: list[dict] = [{}]
+        by_path = {p.path: p for p in self.parameters}
+        for path in self.search.stratify:
+            strata = [{**stratum, path: value} for stratum in strata for value in by_path[path].values]
+        return strata
 
     @property
     def trial_count(self) -> int:
@@ -209,6 +231,11 @@ def load_space(path: str | Path, num_samples: int | None = None, overrides: dict
             space.parameters.append(Parameter(path_name, values=values))
     if num_samples is not None and spec.search.algorithm == "grid":
         raise ConfigError(f"{where}: --num-samples applies to random and optuna search; a grid runs every point")
+    for path_name in spec.search.stratify:
+        parameter = next((p for p in space.parameters if p.path == path_name), None)
+        if parameter is None or parameter.depends_on is not None or spec.search.algorithm != "random":
+            raise ConfigError(f"{where}: search.stratify names {path_name!r}: stratify random search by its "
+                              "unconditional parameters only (the keys under parameters: without depends_on)")
     for point in space.points():  # every reachable value must make a valid config
         space.trial_config(point, name=f"{space.name}-check")
     return space

@@ -130,24 +130,47 @@ class Vocabulary:
         """:meth:`encode` for a flat array of tokens (:meth:`Tokenizer.tokenize_flat`), as int64 ids: each distinct
         token is looked up once (texts repeat their words; a dict lookup per token was the largest part of encoding's
         time in a profile of the STS sentences), by one hash-table pass rather than a dict lookup each."""
+        return self._encode_flat(tokens, lang, own_unknown=False)[0]
+
+    def _encode_flat(self, tokens: np.ndarray, lang: str, *, own_unknown: bool) -> tuple[np.ndarray, list[str]]:
+        """:meth:`encode_flat`; with ``own_unknown``, the k-th distinct unknown token (in order of appearance) gets
+        the id ``len(self) + k`` instead of the shared unknown word, and the unknown tokens are returned too."""
         codes, distinct = pd.factorize(tokens)
         words, word_ids = self._word_table(lang)
         found = words.get_indexer(distinct)
-        ids = np.where(found >= 0, word_ids[found], self._language_index(lang)[UNK_WORD])
-        return ids[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+        unknown: list[str] = []
+        if own_unknown:
+            missing = found < 0
+            unknown = list(distinct[missing])
+            fallback = np.zeros(len(distinct), dtype=np.int64)
+            fallback[missing] = len(self) + np.arange(len(unknown))
+        else:
+            fallback = self._language_index(lang)[UNK_WORD]
+        ids = np.where(found >= 0, word_ids[found], fallback)
+        return (ids[codes] if len(codes) else np.zeros(0, dtype=np.int64)), unknown
 
     def texts_to_ids(self, tokenizer: Tokenizer, texts: Sequence[str], lang: str,
                      max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Padded ids ``[N, T]`` and lengths ``[N]`` of ``texts`` tokenised by ``tokenizer``; a text without tokens
         becomes the unknown word, so every length is at least 1; ``max_length`` keeps each text's first tokens."""
+        ids, lengths, _ = self.texts_to_ids_own_unknown(tokenizer, texts, lang, max_length, own_unknown=False)
+        return ids, lengths
+
+    def texts_to_ids_own_unknown(self, tokenizer: Tokenizer, texts: Sequence[str], lang: str,
+                                 max_length: int | None = None, *,
+                                 own_unknown: bool = True) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """:meth:`texts_to_ids` where each distinct unknown token has an id of its own past the vocabulary
+        (``len(self) + k`` for ``unknown[k]``, the third value returned) rather than the shared unknown word; a
+        text without tokens is still the shared unknown word."""
         pieces, positions, lengths = tokenizer.tokenize_indexed(texts)
-        ids = self.encode_flat(pieces, lang)[positions]
+        piece_ids, unknown = self._encode_flat(pieces, lang, own_unknown=own_unknown)
+        ids = piece_ids[positions]
         empty = np.flatnonzero(lengths == 0)
         if len(empty):
             starts = np.cumsum(lengths) - lengths
             ids = np.insert(ids, starts[empty], self.id(UNK_WORD, lang))
             lengths = np.where(lengths == 0, 1, lengths)
-        return pad_flat(ids, lengths, max_length)
+        return (*pad_flat(ids, lengths, max_length), unknown)
 
     def encode_batch(self, sentences: Iterable[Iterable[str]], lang: str) -> tuple[np.ndarray, np.ndarray]:
         """Token lists to a padded id matrix ``[B, T]`` (int64) and lengths ``[B]``."""

@@ -11,6 +11,7 @@ import logging
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,3 +54,27 @@ def system_tags() -> dict[str, str]:
     """MLflow's context tags (``mlflow.source.name``, ``mlflow.source.type``, ``mlflow.user``, git commit, branch
     and repository when the entry point is in a checkout), the checkout's commit and dirty flag, and the command."""
     return {**resolve_tags({}), **_checkout(), tags.COMMAND: command_line()}
+
+
+def uncommitted_changes(ignore: Iterable[Path] = ()) -> list[str] | None:
+    """The tracked files of the project checkout that differ from its commit (staged or not), as paths relative to
+    its top, leaving out those under ``ignore`` (e.g. the files a command itself writes); None when the project is
+    not a git checkout."""
+    try:
+        import git
+
+        repo = git.Repo(PROJECT_ROOT, search_parent_directories=True)
+        top = Path(repo.working_tree_dir).resolve()
+        lines = repo.git.status("--porcelain", "--untracked-files=no").splitlines()
+    except Exception as err:  # noqa: BLE001 - no git, no repository: nothing can be said
+        log.debug("no git checkout at %s (%s)", PROJECT_ROOT, err)
+        return None
+    skipped = [Path(path).resolve() for path in ignore]
+    changed = [line[3:].split(" -> ")[-1].strip('"') for line in lines if len(line) > 3]
+    return [path for path in changed
+            if not any((top / path).resolve() == skip or skip in (top / path).resolve().parents for skip in skipped)]
+
+
+def checkout_commit() -> str:
+    """The commit of the project checkout (``unknown`` outside one)."""
+    return _checkout().get(MLFLOW_GIT_COMMIT, "unknown")

@@ -281,6 +281,9 @@ def _evaluate_and_log(recipe: Recipe, checkpoint: Checkpoint, prepared: Prepared
     evaluation, record = evaluate_checkpoint(recipe, checkpoint, prepared)
     tracker.log_history(record.for_mlflow())  # what live logging missed (store down, worker killed), each once
     tracker.log_report(evaluation.report, title=recipe.config.name)
+    for variant, report in evaluation.variants.items():
+        tracker.log_report(report.prefixed(variant), folder=f"evaluation/{variant}",
+                           title=f"{recipe.config.name} ({variant})")
     for name, payload in evaluation.artifacts.items():
         tracker.log_dict(payload, name)
     final_score = recipe.final_score(evaluation.report)

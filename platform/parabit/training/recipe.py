@@ -86,11 +86,13 @@ class InitialInput:
 @dataclass
 class Evaluation:
     """A finished run's final evaluation: the ``report`` logged to MLflow, and the ``embedder`` to register
-    (None when the recipe exports no sentence encoder)."""
+    (None when the recipe exports no sentence encoder); ``variants``: reports of variants of the model (e.g. its
+    untrained start), each logged with its name as a prefix of its metrics."""
 
     report: EvaluationReport
     embedder: SentenceEmbedder | None = None
     artifacts: dict[str, Any] = field(default_factory=dict)
+    variants: dict[str, EvaluationReport] = field(default_factory=dict)
 
 
 class Recipe(ABC, Generic[ConfigT]):

@@ -11,11 +11,13 @@ from parabit.recipes.bildrl.build import (
     Candidate,
     build_dictionaries,
     muse_candidates,
+    read_direction,
     select_entries,
     wolf_candidates,
 )
-from parabit.recipes.bildrl.config import DictionaryBuildConfig
+from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig
 from parabit.recipes.bildrl.heldout import in_pool
+from parabit.recipes.bildrl.prepare import training_rows
 
 
 def test_wolf_join_pairs_french_words_with_their_synsets_english_definition(tiny_inputs):
@@ -45,8 +47,8 @@ def test_no_test_word_or_test_definition_in_training(seed):
         ("eau", "water def"), ("eau", "rain def"), ("voiture", "car def")])]
     vocabulary = {c.word for c in candidates}
     kept, rejected = select_entries(candidates, vocabulary, test_words=3, seed=seed)
-    test = [(c, w) for c, w, split in kept if split == "test"]
-    train = [(c, w) for c, w, split in kept if split == "train"]
+    test = [(c, w) for c, w, split, _ in kept if split == "test"]
+    train = [(c, w) for c, w, split, _ in kept if split == "train"]
     assert len(test) == 3 and len({w for _, w in test}) == 3
     assert not {w for _, w in test} & {w for _, w in train}
     assert not {c.definition for c, _ in test} & {c.definition for c, _ in train}
@@ -58,14 +60,14 @@ def test_test_words_come_only_from_the_held_out_pool():
     vocabulary = {c.word for c in candidates}
     kept, _ = select_entries(candidates, vocabulary, test_words=40, seed=0,
                              may_hold_out=lambda word: in_pool(word, "fr"))
-    test = {w for _, w, split in kept if split == "test"}
+    test = {w for _, w, split, _ in kept if split == "test"}
     assert len(test) == 40 and all(in_pool(w, "fr") for w in test)
     pool = {w for w in vocabulary if in_pool(w, "fr")}
     assert 0.15 < len(pool) / len(vocabulary) < 0.35  # about a quarter of all words, whatever they are
     # The whole pool may be held out, not one word more.
     kept, _ = select_entries(candidates, vocabulary, test_words=len(pool), seed=0,
                              may_hold_out=lambda word: in_pool(word, "fr"))
-    assert {w for _, w, split in kept if split == "test"} == pool
+    assert {w for _, w, split, _ in kept if split == "test"} == pool
     with pytest.raises(ValueError, match="held-out pool"):
         select_entries(candidates, vocabulary, test_words=len(pool) + 1, seed=0,
                        may_hold_out=lambda word: in_pool(word, "fr"))
@@ -79,7 +81,7 @@ def test_select_entries_drops_multiword_unknown_and_duplicate_words():
     assert Counter(reason for _, reason in rejected)["multi-word entry"] == 1
     assert Counter(reason for _, reason in rejected)["word not in the bilingual space"] == 1
     assert Counter(reason for _, reason in rejected)["duplicate entry"] == 1
-    assert "chat" in {w for _, w, _ in kept}  # lower-cased
+    assert "chat" in {w for _, w, _, _ in kept}  # lower-cased
 
 
 def test_build_writes_every_stage_once_and_conserves_rows(tiny_inputs, tiny_spaces, tmp_path):
@@ -109,3 +111,48 @@ def test_build_writes_every_stage_once_and_conserves_rows(tiny_inputs, tiny_spac
     again = build_dictionaries(config, inputs=tiny_inputs, spaces=tiny_spaces)
     assert {name: stage.seconds for name, stage in again.items()} == \
            {name: stage.seconds for name, stage in outputs.items()}
+
+
+SENSES = [("chien", "dog def"), ("chien", "hound def"), ("chien", "canine def"), ("chat", "cat def"),
+          ("chat", "feline def"), ("eau", "water def"), ("le", "article def"), ("le", "pronoun def"),
+          ("maison", "house def"), ("arbre", "tree def"), ("arbre", "shaft def")]
+RANK = {"le": 0, "chien": 1, "chat": 2, "eau": 3, "maison": 4, "arbre": 5}  # le: the most frequent, a stop word
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_authors_split_repeats_each_multi_definition_test_pair_in_training_and_the_strict_split_never_does(seed):
+    candidates = [Candidate("s", i, w, d, f"{i:08d}-n") for i, (w, d) in enumerate(SENSES)]
+    vocabulary = {w for w, _ in SENSES}
+    strict, _ = select_entries(candidates, vocabulary, test_words=3, seed=seed)
+    test_pairs = {(c.word, c.definition) for c, _, split, _ in strict if split == "test"}
+    trained = {(c.word, c.definition) for c, _, split, copies in strict if split == "train" for _ in range(copies)}
+    assert not test_pairs & trained and {copies for *_, copies in strict} <= {0, 1}
+
+    authors, rejected = select_entries(candidates, vocabulary, test_words=3, seed=seed, split="authors", rank=RANK,
+                                       stop=frozenset({"le"}))
+    assert not rejected and len(authors) == len(candidates)  # every row kept, each once (its copies counted)
+    test = {w: (c.definition, copies) for c, w, split, copies in authors if split == "test"}
+    definitions = Counter(w for w, _ in SENSES)
+    # The most frequent words that are not stop words give the test cases (one-line "eau" may be skipped by its coin)
+    assert "le" not in test and len(test) == 3 and {"chien", "chat"} <= set(test)
+    for word, (definition, copies) in test.items():
+        assert copies == definitions[word] - 1  # the test pair itself, in training n - 1 times
+        assert definition in [d for w, d in SENSES if w == word][:2]  # the first or the second line
+    for c, word, split, copies in authors:
+        if split == "train":
+            assert copies == definitions[word]  # every training line n times, as the script writes it
+
+
+def test_training_rows_repeat_each_row_as_its_split_puts_it_in_training(tiny_inputs, tiny_spaces, tmp_path):
+    for split in ("strict", "authors"):
+        config = DictionaryBuildConfig(test_words=1, output_dir=str(tmp_path / split), split=split)
+        build_dictionaries(config, inputs=tiny_inputs, spaces=tiny_spaces, directions=("fr-en",), paraphrase=False)
+        built = read_direction(tmp_path / split, "fr-en")
+        trained = Counter(zip(*(training_rows(BilDRLConfig(data_dir=str(tmp_path / split), space=str(tmp_path)),
+                                              "fr-en")[column].to_pylist() for column in ("word", "definition"))))
+        expected = Counter()
+        for row in built.to_pylist():
+            expected[(row["word"], row["definition"])] += row["train_copies"]
+        assert trained == +expected
+        tested = [(r["word"], r["definition"], r["train_copies"]) for r in built.to_pylist() if r["split"] == "test"]
+        assert len(tested) == 1 and (split == "authors" or all(copies == 0 for *_, copies in tested))

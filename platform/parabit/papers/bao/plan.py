@@ -10,6 +10,7 @@ from parabit.config import Config, ConfigFile
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.papers.cells import Group
+from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan
@@ -129,6 +130,18 @@ class BaoPlan(PaperPlan):
         if self.quick:
             return f"quick: {self.settings.quick_pairs} pairs per split, 1 epoch"
         return "all of SICK (4,500 / 500 / 4,927) and MSRP (4,076 / 1,725), 30 epochs"
+
+    def departures(self) -> list[Departure]:
+        return [
+            Departure("word vectors", "300-d fastText", "GloVe 6B 50d, kept fixed",
+                      unmeasured="no fastText vectors ship"),
+            Departure("languages", "SICK in English, Chinese and Tibetan", "SICK in English",
+                      unmeasured="no Chinese or Tibetan SICK ships (Table I's ZH and TIB columns are not testable)"),
+            Departure("MSRP dev set", "not stated", "a seeded 10 % of MSRP train",
+                      unmeasured="the paper names no dev split; this one is the usual choice"),
+            Departure("epochs and selection", "not stated", "30 epochs, the best epoch on dev",
+                      unmeasured="the paper does not say how long it trains"),
+        ]
 
     def setup(self) -> str:
         return ("The `siamese` recipe: the four models share one encoder between the two sentences, hidden 50, "

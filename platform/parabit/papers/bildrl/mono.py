@@ -23,8 +23,9 @@ DIRECTION = "en-en"
 TESTED_WITH_ENGLISH_DEFINITIONS = ("es-en", "fr-en")
 
 
-def build_mono_dictionary(config: DictionaryBuildConfig, english_words: set[str]) -> StageOutput:
-    """``dictionary-en-en`` under ``config.output_path`` (after the bilingual stages it must not leak into)."""
+def build_mono_dictionary(config: DictionaryBuildConfig, english_words: dict[str, int]) -> StageOutput:
+    """``dictionary-en-en`` under ``config.output_path`` (after the bilingual stages it must not leak into);
+    ``english_words``: the English words a defined word may be, each with its frequency rank."""
     root = config.output_path
     held_out = set()
     for direction in TESTED_WITH_ENGLISH_DEFINITIONS:

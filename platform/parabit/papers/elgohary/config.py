@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
 
 from parabit.config import Config, ConfigFile, load_config
 from parabit.recipes.pairs.config import PairsConfig
@@ -14,6 +14,7 @@ from parabit.phrases import PhrasesConfig
 
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
 Objective = Literal["jbi", "jpa"]
+Ablation = Literal["composition", "unknown_words", "pruning", "optimiser", "data", "tuning"]
 
 
 class ReproductionConfig(Config):
@@ -21,23 +22,32 @@ class ReproductionConfig(Config):
     table and pivot paraphrases the phrase conditions train on; ``base_config``: the training YAML (recipe ``pairs``)
     every run starts from. Both have no default: the file names them (relative paths are read from the project
     folder, like every config path). ``common``, ``jbi`` and ``jpa``: dotted overrides (as ``--set``) for every run,
-    J_bi runs and J_pa runs. The J_bi defaults are the best point of the J_bi sweep (the space the reproduction's
-    ``jbi_sweep`` names; batch 25, Euclidean δ = 1, λ = 1e-3, k = 15); J_pa uses Wieting et al.'s cosine margin 0.4
-    with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same number
-    of training pairs (a seeded sample; null: every pair of every condition, the paper's setting, where conditions
-    differ in size as they did there).
+    J_bi runs and J_pa runs. The J_bi defaults (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15) are what every J_bi
+    cell trains with when no sweep tunes it (and the ``tuning`` ablation's "earlier single setting"); J_pa uses
+    Wieting et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same
+    number of training pairs (a seeded sample; null: every pair of every condition), ``condition_pairs`` one
+    condition (e.g. the bilingual phrases at the paper's 1M of a larger table).
     ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
-    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at ``size_fractions`` of the whole phrase
-    table — the paper's 0.5M and 1M of 3M — and at the number of bilingual sentence pairs, the paper's equal-size
-    comparison with sentences). Each cell's run name, seed and MLflow experiment are set by the reproduction
+    bigram with SICK test), ``sizes`` (Table 6: bilingual phrases, J_bi, at each of ``size_pairs`` pairs the table
+    holds — the paper's 0.5M, 1M, 1.9M and 3M — and at the number of bilingual sentence pairs, the paper's
+    equal-size comparison with sentences).
+    ``ablations``: the departures from the paper measured by training (or evaluating) the other choice for the
+    J_bi bilingual sentences and phrases: ``composition`` (mean instead of eq. 1's sum), ``unknown_words`` (one
+    shared unknown-word row instead of a random row each: read from the same cells, evaluated both ways),
+    ``pruning`` (the phrase table without pairs seen fewer than ``pruned_min_count`` times), ``optimiser`` (the
+    best point of the other optimiser in each condition's sweep), ``data`` (Europarl only: the sentences of the
+    Europarl sample and the phrases of ``europarl_phrases_config``), ``tuning`` (the ``jbi`` settings instead of
+    each condition's own sweep). Each cell's run name, seed and MLflow experiment are set by the reproduction
     (:mod:`parabit.papers.elgohary.plan`)."""
 
     name: str = Field("elgohary", pattern=r"^[^/\s]+$")
     phrases_config: ConfigFile
     base_config: ConfigFile
+    europarl_phrases_config: ConfigFile | None = None
     conditions: tuple[Condition, ...] = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")
     objectives: tuple[Objective, ...] = ("jbi", "jpa")
     max_pairs: PositiveInt | None = 20_000
+    condition_pairs: dict[Condition, PositiveInt] = Field(default_factory=dict)
     epochs: PositiveInt = 10
     common: dict = Field(default_factory=lambda: {
         "evaluation.msrp": False, "dev": "sts2012-train-smteuroparl", "tracking.register_as": "",
@@ -49,15 +59,34 @@ class ReproductionConfig(Config):
         "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
         "objective.regularization": 0.0, "optim.batch_size": 100})
     analyses: tuple[Literal["undertrained", "memorisation", "sizes"], ...] = ("undertrained", "memorisation", "sizes")
-    size_fractions: tuple[float, ...] = (1 / 6, 1 / 3)
+    size_pairs: tuple[PositiveInt, ...] = (500_000, 1_000_000, 1_900_000, 3_000_000)
+    ablations: tuple[Ablation, ...] = ()
+    pruned_min_count: PositiveInt = 2
+
+    @model_validator(mode="after")
+    def _europarl_phrases_for_data(self):
+        if "data" in self.ablations and self.europarl_phrases_config is None:
+            raise ValueError("the data ablation trains bilingual phrases of Europarl alone: set europarl_phrases_config "
+                             "(a phrases pipeline config whose only source is the Europarl sample)")
+        return self
 
     def phrases(self) -> PhrasesConfig:
         """The phrase pipeline's config, whose outputs are the phrase conditions' training data."""
         return load_config(PhrasesConfig, project_path(self.phrases_config))
 
+    def europarl_phrases(self) -> PhrasesConfig | None:
+        """The Europarl-only phrase pipeline's config (the ``data`` ablation's phrases), if one is named."""
+        if self.europarl_phrases_config is None:
+            return None
+        return load_config(PhrasesConfig, project_path(self.europarl_phrases_config))
+
     @property
     def needs_phrases(self) -> bool:
         return bool({"bilingual_phrases", "pivot_paraphrases"} & set(self.conditions))
+
+    def pairs_of(self, condition: str) -> int | None:
+        """How many pairs a cell of ``condition`` trains on (a seeded sample; None: all)."""
+        return self.condition_pairs.get(condition, self.max_pairs)
 
 
 def phrase_data_paths(phrases: PhrasesConfig) -> dict[str, str]:
@@ -72,7 +101,7 @@ def train_config(config: ReproductionConfig, condition: str, objective: str, dat
     then any further dotted ``overrides``)."""
     overrides = {**config.common, **(config.jbi if objective == "jbi" else config.jpa),
                  "name": f"{config.name}-{condition}-{objective}{suffix}", "objective.name": objective,
-                 "optim.epochs": config.epochs, "data.condition": condition, "data.max_pairs": config.max_pairs,
+                 "optim.epochs": config.epochs, "data.condition": condition, "data.max_pairs": config.pairs_of(condition),
                  **(overrides or {})}
     if condition in data_paths:
         overrides["data.path"] = data_paths[condition]

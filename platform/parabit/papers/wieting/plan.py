@@ -27,6 +27,7 @@ from parabit.backtranslation import FilterConfig, PipelineConfig
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.papers.cells import Group
+from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
@@ -349,6 +350,20 @@ class WietingPlan(PaperPlan):
         return (f"{sizes.get('main', self.settings.sample_size):,} pairs per comparison (lengths "
                 f"{sizes.get('length', 0):,}, engines {sizes.get('engines', 0):,}), AVG 20 epochs, GRAN "
                 f"{self.settings.gran_epochs}")
+
+    def departures(self) -> list[Departure]:
+        return [
+            Departure("translation engine", "neural MT (CzEng, Europarl and others)", "Apertium es→en (rule-based); "
+                      "the engine finding compares it with neural round trips", unmeasured="no neural es→en model "
+                      "ships; the neural en→pt→en round trips stand in for it in the engine finding"),
+            Departure("word vectors", "PARAGRAM-SL999 300-d", "GloVe 6B 50d", unmeasured="PARAGRAM-SL999 does not ship"),
+            Departure("bitext", "150k pairs per source (CzEng, Europarl, ...)", "the shipped Spanish bitext (Tatoeba, "
+                      "the Europarl sample, newstest 2012/2013)", unmeasured="no more bitext ships"),
+            Departure("test tasks", "22 tasks (STS 2012–2015, SICK, STS 2013 SMT, SemEval 2015 Twitter)",
+                      "the 20 that ship", unmeasured="STS 2013 SMT and SemEval 2015 Twitter do not ship"),
+            Departure("translation cost filter", "filters by the NMT model's cost", "not applied",
+                      unmeasured="Apertium reports no cost (the finding is not testable here)"),
+        ]
 
     def setup(self) -> str:
         train = load_run_config(project_path(self.settings.train))

@@ -11,9 +11,11 @@ Chen et al.'s Wiktionary data (Wikt3l) is not shipped; the closest real equivale
 
 Every entry keeps only single-token, lower-cased words that are rows of the direction's bilingual space (the
 target vectors); duplicates are dropped. ``test_words`` defined words per direction are held out, drawn from the
-held-out pool (:mod:`parabit.recipes.bildrl.heldout`, which no map of a space is fitted on): each keeps one
-definition as its test case, its other definitions are rejected, and so is every training row whose definition
-text is one of the test definitions — no test definition (and no test word) is seen in training.
+held-out pool (:mod:`parabit.recipes.bildrl.heldout`, which no map of a space is fitted on), as the build config's
+``split`` says. ``strict``: a seeded random draw; each keeps one definition as its test case, its other definitions
+are rejected, and so is every training row whose definition text is one of the test definitions — no test
+definition (and no test word) is seen in training. ``authors``: the split of the authors' code
+(:func:`authors_split`), which keeps test pairs in training.
 
 The paraphrase set (in the spirit of Chen et al.'s WBP3l) pairs the English definition of a synset with its Spanish
 (Apertium) definition (label 1), and with the Spanish definition of a synset of one of the ``neighbours`` nearest
@@ -29,7 +31,7 @@ Outputs (``outputs/bildrl/data/<stage>/data/*.parquet`` with ``rejects/`` and ``
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +41,7 @@ import pyarrow.parquet as pq
 
 from parabit.data.definitions import Synset, WolfLemma, read_wolf, read_wordnet_glosses, wordnet_join_key
 from parabit.data.dictionaries import DictionaryEntry, read_muse
+from parabit.data.stopwords import stopwords
 from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig, foreign_language
 from parabit.recipes.bildrl.heldout import in_pool
 from parabit.recipes.bildrl.space import BilingualSpace
@@ -47,7 +50,8 @@ from parabit.backtranslation.config import fingerprint
 from parabit.backtranslation.stage import DATA, REJECTS, StageOutput, run_stage, write_rejects
 from parabit.translate import ApertiumTranslator, Translator
 
-ENTRY_COLUMNS = ("row_id", "source", "line", "word", "word_lang", "definition", "def_lang", "synset_id", "split")
+ENTRY_COLUMNS = ("row_id", "source", "line", "word", "word_lang", "definition", "def_lang", "synset_id", "split",
+                 "train_copies")
 PARAPHRASE_COLUMNS = ("row_id", "source", "line", "synset_id", "text_en", "text_foreign", "lang", "label", "split",
                       "word", "negative_word")
 
@@ -123,15 +127,18 @@ def muse_candidates(muse: list[DictionaryEntry], synsets: list[Synset]) -> tuple
 
 # -- filtering and the held-out split --------------------------------------------------------------------------------
 def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words: int, seed: int,
-                   may_hold_out: Callable[[str], bool] = lambda word: True):
+                   may_hold_out: Callable[[str], bool] = lambda word: True, split: str = "strict",
+                   rank: Mapping[str, int] | None = None, stop: frozenset[str] = frozenset()):
     """Filter candidates and hold out ``test_words`` words. Returns ``(kept, rejected)``: ``kept`` as
-    ``(candidate, word, split)`` with the normalised word, ``rejected`` as ``(candidate, reason)``.
+    ``(candidate, word, split, copies)`` with the normalised word and how many times the row is in training (1
+    but under the authors' split), ``rejected`` as ``(candidate, reason)``.
 
     A word is lower-cased; it must be one token and a row of the space (``vocabulary``). Duplicate (word,
-    definition) pairs are dropped. The test words are a seeded sample of the distinct words that ``may_hold_out``
-    (the held-out pool: :mod:`parabit.recipes.bildrl.heldout`); each keeps its first definition as the test case; its
-    other definitions, and every other row whose definition is a test definition, are rejected, so training never
-    sees a test word or a test definition.
+    definition) pairs are dropped. Test words come only from those that ``may_hold_out`` (the held-out pool:
+    :mod:`parabit.recipes.bildrl.heldout`). ``split="strict"``: the test words are a seeded sample; each keeps its
+    first definition as the test case; its other definitions, and every other row whose definition is a test
+    definition, are rejected, so training never sees a test word or a test definition. ``split="authors"``:
+    :func:`authors_split`, ordered by ``rank`` (lower: more frequent) and skipping the ``stop`` words.
     """
     kept, rejected = [], []
     seen: set[tuple[str, str]] = set()
@@ -150,6 +157,8 @@ def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words
     if len(words) < test_words:
         raise ValueError(f"only {len(words)} distinct words of the held-out pool survive filtering; cannot hold out "
                          f"{test_words} test words (lower test_words)")
+    if split == "authors":
+        return authors_split(kept, test_words, seed, may_hold_out, rank or {}, stop), rejected
     test = set(np.random.default_rng(seed).choice(words, size=test_words, replace=False).tolist())
     test_definition: dict[str, str] = {}
     for candidate, word in kept:
@@ -160,28 +169,68 @@ def select_entries(candidates: list[Candidate], vocabulary: set[str], test_words
     for candidate, word in kept:
         if word in test:
             if test_definition[word] == candidate.definition:
-                result.append((candidate, word, "test"))
+                result.append((candidate, word, "test", 0))
             else:
                 rejected.append((candidate, "another definition of a test word"))
         elif candidate.definition in held_out_definitions:
             rejected.append((candidate, "definition of a test word"))
         else:
-            result.append((candidate, word, "train"))
+            result.append((candidate, word, "train", 1))
     return result, rejected
 
 
+def authors_split(kept: list[tuple[Candidate, str]], test_words: int, seed: int,
+                  may_hold_out: Callable[[str], bool], rank: Mapping[str, int], stop: frozenset[str]):
+    """The held-out split of Chen et al.'s code (``preprocess/sort_freq.py``), on ``kept`` (candidate, word) rows:
+    ``(candidate, word, split, train_copies)`` for each (a test row's pair is in training ``train_copies`` times).
+
+    The words go most frequent first (``rank``: lower is more frequent; unranked words last, in file order). For
+    each word with n lines, the script writes all n lines once per line (n × n rows), so a line is n rows. Walking
+    those rows, a word may give the test case until ``test_words`` words have: a seeded coin decides whether its
+    first row goes to training and the next is the test case; every other row of the word goes to training. So a
+    test word's test pair is in training n − 1 times (its first row's n − 1 other copies when the coin falls on it,
+    or, when the coin skips it, every copy of the first line and n − 1 of the second) and each of its other
+    definitions n times; every line of a word that gives no test case is in training n times. A word with one line
+    whose coin skips it gives no test case (its row goes to training, and the next word is drawn). Stop words, and
+    words outside the held-out pool (never held out here, so no map of the space is fitted on a test word), give
+    no test case."""
+    lines: dict[str, list[Candidate]] = {}
+    for candidate, word in kept:
+        lines.setdefault(word, []).append(candidate)
+    order = sorted(lines, key=lambda word: rank.get(word, len(rank)))  # stable: ties keep file order
+    rng = np.random.default_rng(seed)
+    result, taken, first_is_test = [], 0, False
+    for word in order:
+        definitions = lines[word]
+        n = len(definitions)
+        test = None
+        if taken < test_words and word not in stop and may_hold_out(word):
+            # After a one-line word's skipped row, the script's next row is the test case with no new coin.
+            skip = 0 if first_is_test else int(rng.integers(2))
+            first_is_test = bool(skip) and n == 1
+            if not first_is_test:
+                test, taken = skip, taken + 1
+        for index, candidate in enumerate(definitions):
+            result.append((candidate, word, "test", n - 1) if index == test else (candidate, word, "train", n))
+    if taken < test_words:
+        raise ValueError(f"the authors' split found only {taken} test cases among the held-out pool's words that are "
+                         f"no stop words; cannot hold out {test_words} (lower test_words)")
+    return result
+
+
 # -- writing stages --------------------------------------------------------------------------------------------------
-def _entries_table(rows: list[tuple[Candidate, str, str]], word_lang: str, def_lang: str) -> pa.Table:
+def _entries_table(rows: list[tuple[Candidate, str, str, int]], word_lang: str, def_lang: str) -> pa.Table:
     return pa.table({
-        "row_id": pa.array([c.line for c, _, _ in rows], pa.int64()),
-        "source": [c.source for c, _, _ in rows],
-        "line": pa.array([c.line for c, _, _ in rows], pa.int64()),
-        "word": [w for _, w, _ in rows],
+        "row_id": pa.array([c.line for c, *_ in rows], pa.int64()),
+        "source": [c.source for c, *_ in rows],
+        "line": pa.array([c.line for c, *_ in rows], pa.int64()),
+        "word": [w for _, w, *_ in rows],
         "word_lang": [word_lang] * len(rows),
-        "definition": [c.definition for c, _, _ in rows],
+        "definition": [c.definition for c, *_ in rows],
         "def_lang": [def_lang] * len(rows),
-        "synset_id": [c.synset_id for c, _, _ in rows],
-        "split": [s for _, _, s in rows],
+        "synset_id": [c.synset_id for c, *_ in rows],
+        "split": [s for _, _, s, _ in rows],
+        "train_copies": pa.array([n for *_, n in rows], pa.int32()),
     })
 
 
@@ -195,11 +244,14 @@ def _rejects_table(rows: Iterable[tuple[int, str, str]], source: str) -> pa.Tabl
 
 
 def write_direction(workdir: Path, direction: str, candidates: list[Candidate], early_rejects: list,
-                    vocabulary: set[str], config: DictionaryBuildConfig) -> int:
-    """Filter, split and write one direction's stage (``workdir/data`` and ``workdir/rejects``); rows in."""
+                    vocabulary: Mapping[str, int], config: DictionaryBuildConfig) -> int:
+    """Filter, split and write one direction's stage (``workdir/data`` and ``workdir/rejects``); rows in.
+    ``vocabulary``: the space's words of the defined language, each with its row (in the order of their frequency
+    in the bitext: what the authors' split ranks test words by)."""
     word_lang, def_lang = direction.split("-")
-    kept, rejected = select_entries(candidates, vocabulary, config.test_words, config.seed,
-                                    lambda word: in_pool(word, word_lang))
+    kept, rejected = select_entries(candidates, set(vocabulary), config.test_words, config.seed,
+                                    lambda word: in_pool(word, word_lang), config.split, vocabulary,
+                                    stopwords(word_lang) if config.split == "authors" else frozenset())
     (workdir / DATA).mkdir(parents=True)
     pq.write_table(_entries_table(kept, word_lang, def_lang), workdir / DATA / "part-0.parquet")
     source = candidates[0].source if candidates else direction
@@ -305,8 +357,8 @@ def build_dictionaries(config: DictionaryBuildConfig, *, inputs: BuildInputs | N
     space_ids = {lang: fingerprint(len(space.vocab), float(np.abs(space.vectors).sum())) for lang, space in spaces.items()}
     outputs: dict[str, StageOutput] = {}
 
-    def vocabulary(direction: str) -> set[str]:
-        return set(spaces[foreign_language(direction)].words(direction.split("-")[0]))
+    def vocabulary(direction: str) -> dict[str, int]:
+        return spaces[foreign_language(direction)].words(direction.split("-")[0])
 
     if "en-es" in directions:
         with translator_factory() as translator:

@@ -42,6 +42,15 @@ class DictionaryBuildConfig(Config):
     WordNet synsets giving one positive and one negative pair each; ``neighbours``: how many nearest neighbours a
     negative is drawn from; ``paraphrase_split``: train/dev/test fractions. ``translation_batch``: glosses per
     Apertium call. ``output_dir``: default ``outputs/bildrl/data``.
+
+    ``split``: how test words are held out. ``strict`` (the paper's text: "randomly select 500 defined words ... and
+    exclude all the definitions of these words from the rest training data"): a seeded random draw, no test word
+    or test definition in training. ``authors``: as the authors' code builds it (``preprocess/sort_freq.py`` of
+    muhaochen/bilingual_dictionaries): the most frequent defined words (frequency in the shipped bitext) are the
+    test words, each test definition is the word's first or second (a seeded coin), and every other line of a test
+    word goes to training — the test pair itself n − 1 times and each other definition n times for a word with n
+    definitions, as every line of a word with n lines is written n times (``copies``). Both draw test words from
+    the held-out pool only, so no map of the space is fitted on them.
     """
 
     spaces: dict[Literal["es", "fr"], str] = Field(default_factory=lambda: {
@@ -50,6 +59,7 @@ class DictionaryBuildConfig(Config):
     })
     test_words: PositiveInt = 500
     seed: int = 7
+    split: Literal["strict", "authors"] = "strict"
     paraphrase_concepts: PositiveInt = 3000
     neighbours: PositiveInt = 15
     paraphrase_split: tuple[PositiveFloat, PositiveFloat, PositiveFloat] = (0.70, 0.05, 0.25)

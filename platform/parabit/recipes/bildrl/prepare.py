@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from parabit.data.bitext import read_tatoeba
 from parabit.data.errors import Quarantine
@@ -31,13 +30,23 @@ PREPARED_FORMAT = 2
 
 
 def training_rows(config: BilDRLConfig, direction: str) -> pa.Table:
-    """The direction's training rows, a seeded sample of ``max_train_rows`` if set."""
-    table = read_direction(config.data_path, direction)
-    table = table.filter(pc.equal(table["split"], "train"))
-    if config.max_train_rows is not None and table.num_rows > config.max_train_rows:
-        rows = np.sort(np.random.default_rng(config.seed).permutation(table.num_rows)[:config.max_train_rows])
-        table = table.take(pa.array(rows))
-    return table
+    """The direction's training rows, each as many times as its dictionary's split puts it in training (its
+    ``train_copies``: once under the strict split; the authors' split repeats rows, and keeps test pairs in
+    training). ``max_train_rows``: a seeded sample of that many of the rows of words that are not test words; the
+    rows of test words that the split puts in training (none under the strict split) are always kept."""
+    rows = read_direction(config.data_path, direction)
+    split = np.asarray(rows["split"].to_pylist())
+    copies = np.asarray(rows["train_copies"].to_pylist()) if "train_copies" in rows.column_names \
+        else (split == "train").astype(np.int64)  # a dictionary built before the column: the strict split
+    words = np.asarray(rows["word"].to_pylist())
+    trained = np.flatnonzero(copies > 0)
+    of_test_word = np.isin(words[trained], words[split == "test"])
+    others = trained[~of_test_word]
+    kept = trained
+    if config.max_train_rows is not None and len(others) > config.max_train_rows:
+        chosen = others[np.random.default_rng(config.seed).permutation(len(others))[:config.max_train_rows]]
+        kept = np.sort(np.concatenate([chosen, trained[of_test_word]]))
+    return rows.take(pa.array(np.repeat(kept, copies[kept])))
 
 
 def _cache_key(config: BilDRLConfig) -> str:

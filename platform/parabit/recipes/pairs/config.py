@@ -32,7 +32,8 @@ class PairSource(Config):
     columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases: columns ``phrase``,
     ``paraphrase``). ``path`` is the parquet file or folder, or a list of them (read in order, as one set of pairs);
     ``pipeline:<name>`` names the selected pairs of the back-translation pipeline ``<name>`` (run it first:
-    ``parabit backtranslate --config ...``).
+    ``parabit backtranslate --config ...``). ``min_pair_count``: a phrase table's pairs extracted fewer times than
+    this are left out (its ``count`` column; 1: every pair, as Moses keeps them).
     """
 
     condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
@@ -40,6 +41,7 @@ class PairSource(Config):
     lang: str = "es"
     sources: tuple[Literal["tatoeba", "europarl", "newstest"], ...] = BITEXT_SOURCES
     path: str | list[str] | None = None
+    min_pair_count: PositiveInt = 1
 
     @model_validator(mode="after")
     def _path_for_files(self):
@@ -48,6 +50,9 @@ class PairSource(Config):
         if self.condition not in FILE_CONDITIONS and self.path:
             raise ValueError(f"data.path is only read by the file conditions {list(FILE_CONDITIONS)}; "
                              f"data.condition is {self.condition!r}")
+        if self.min_pair_count > 1 and self.condition != "bilingual_phrases":
+            raise ValueError("data.min_pair_count filters a phrase table by its count column: set data.condition to "
+                             f"'bilingual_phrases' (it is {self.condition!r}) or remove it")
         return self
 
     @property
@@ -103,8 +108,8 @@ class DataConfig(PairSource):
     @property
     def all_sources(self) -> list[PairSource]:
         """This section's own source, then those of ``more``."""
-        return [PairSource(condition=self.condition, lang=self.lang, sources=self.sources, path=self.path),
-                *self.more]
+        return [PairSource(condition=self.condition, lang=self.lang, sources=self.sources, path=self.path,
+                           min_pair_count=self.min_pair_count), *self.more]
 
     @property
     def all_paths(self) -> list[Path]:
@@ -124,7 +129,12 @@ class ModelConfig(Config):
     vector of (up to 3 of) its English translations in the MUSE training dictionary (test words excluded), ``random``
     as the rest.
     ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
-    ``options``: further keyword options of the encoder class.
+    ``options``: further keyword options of the encoder class (e.g. ``pooling: sum`` for Hermann & Blunsom's
+    additive composition, which Elgohary & Carpuat's eq. 1 writes).
+    ``unknown_words``: how the exported model encodes a word its vocabulary lacks: ``shared``, the language's one
+    unknown-word row; ``own``, a row of its own drawn from N(0, ``init_std``²) (seeded by the run's seed and the
+    word), what the word's never-trained row would be in a randomly initialised table that held every word
+    (averaging encoder only; :class:`parabit.embedder.UnknownWords`).
 
     Averaging only (``encoder: avg``; SIF, Arora et al. 2017): ``weighting: sif`` scales each word by
     ``sif_a / (sif_a + p(w))`` (``p`` from GloVe's frequency rank, or the training text for words GloVe lacks), in
@@ -145,6 +155,7 @@ class ModelConfig(Config):
     learn_weights: bool = False
     components: NonNegativeInt = 0
     options: dict = Field(default_factory=dict)
+    unknown_words: Literal["shared", "own"] = "shared"
 
     @field_validator("encoder")
     @classmethod
@@ -172,6 +183,9 @@ class ModelConfig(Config):
             raise ValueError("model.learn_weights needs initial weights: set model.weighting: sif")
         if self.components >= self.dim:
             raise ValueError(f"model.components must be fewer than model.dim ({self.dim})")
+        if self.unknown_words == "own" and self.encoder != "avg":
+            raise ValueError("model.unknown_words 'own' gives unknown words rows beyond the word table, which only "
+                             f"the averaging encoder reads: set model.encoder to 'avg' (it is {self.encoder!r})")
         return self
 
     def encoder_options(self) -> dict:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from parabit.data.bitext import read_europarl, read_tatoeba
@@ -83,17 +84,25 @@ def _source_pairs(source: PairSource) -> TextPairs:
         return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], ["en"] * len(pairs), dict(quarantine.counts))
     column_a, column_b, lang_column = PARQUET_COLUMNS[source.condition]
     text_a, text_b, langs_b = [], [], []
+    rejected: Counter = Counter()
     for path in source.paths:
         table = pq.read_table(path)
         missing = {column_a, column_b} - set(table.column_names)
         if missing:
             raise DataFormatError(path, None, f"{source.condition} training pairs need columns {column_a} and "
                                   f"{column_b}; missing {sorted(missing)}")
+        if source.min_pair_count > 1:
+            if "count" not in table.column_names:
+                raise DataFormatError(path, None, "data.min_pair_count reads a phrase table's count column; this "
+                                      "file has none")
+            frequent = pc.greater_equal(table["count"], source.min_pair_count)
+            rejected[f"phrase pair count below {source.min_pair_count}"] += len(table) - pc.sum(frequent).as_py()
+            table = table.filter(frequent)
         text_a += table.column(column_a).to_pylist()
         text_b += table.column(column_b).to_pylist()
         langs_b += table.column(lang_column).to_pylist() if lang_column in table.column_names \
             else ["en"] * len(table)
-    return TextPairs(text_a, text_b, langs_b, {})
+    return TextPairs(text_a, text_b, langs_b, dict(rejected))
 
 
 def _cache_key(config: DataConfig) -> str:

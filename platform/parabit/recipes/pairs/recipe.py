@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import torch
 
 from parabit.data.errors import DataFormatError
-from parabit.embedder import SentenceEmbedder
+from parabit.embedder import SentenceEmbedder, UnknownWords
 from parabit.evaluation import EvaluationSuite
 from parabit.evaluation.report import EvaluationReport
 from parabit.evaluation.dev import DevSet
@@ -84,8 +84,9 @@ class PairsRecipe(Recipe[PairsConfig]):
         module.encoder.fit_components(vectors)
 
     def export(self, module: PairModule, prepared: PreparedData) -> SentenceEmbedder:
+        model = self.config.model
         return SentenceEmbedder(module.encoder, module.spec, prepared.vocab, prepared.tokenizer, prepared.lang_a,
-                                prepared.max_tokens)
+                                prepared.max_tokens, UnknownWords(model.unknown_words, self.config.seed, model.init_std))
 
     def validate(self, module: PairModule, prepared: PreparedData) -> dict[str, float]:
         if not hasattr(self, "_dev"):
@@ -95,7 +96,14 @@ class PairsRecipe(Recipe[PairsConfig]):
 
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         embedder = SentenceEmbedder.load(checkpoint_dir / EMBEDDER_DIR)
-        return Evaluation(EvaluationSuite.standard(self.config.evaluation)(embedder.encode), embedder)
+        suite = EvaluationSuite.standard(self.config.evaluation)
+        variants = {}
+        for variant in self.config.evaluation.also:
+            if variant == "untrained":
+                variants[variant] = suite(self.untrained_embedder().encode)
+            elif variant == "shared_unknown":
+                variants[variant] = suite(embedder.with_unknown(UnknownWords("shared")).encode)
+        return Evaluation(suite(embedder.encode), embedder, variants=variants)
 
     def final_score(self, report: EvaluationReport) -> float:
         """The mean over the evaluated STS years of each year's mean Pearson r (the seed tables' headline)."""

@@ -1,0 +1,96 @@
+"""Departures: where a reproduction's cells differ from the paper, and what each difference measurably does.
+
+A :class:`Departure` names one aspect (data, scale, composition, optimiser, ...), what the paper (and, where it is
+silent, the reference code it names) does and what the cells do. A departure is *measured* when the reproduction
+also runs the other choice: as ablation groups (``variants``: a group built as the plan builds it → the same group
+with this one aspect switched), or, for a choice made only when the model is evaluated, as the same cells read
+under another evaluation variant's metrics (``prefix``). Its effect is then read from the ledger like any finding:
+
+* :meth:`Departure.effects` — for each group it touches, the other choice against ours (ablation − ours) on the
+  paper's headline metric; a difference under the finding margin needs 3 seeds, as a finding's does;
+* :meth:`Departure.under` — a finding measured under the other choice (its groups swapped for their ablations), so
+  the document shows the paper's headline comparison under each departure, and a finding that does not hold
+  names the departure under which it does (:func:`cause`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from parabit.papers.cells import Results
+from parabit.papers.findings import FAILS, HOLDS, Comparison, Finding
+from parabit.papers.metrics import Metric
+
+GENUINE = "no departure found at this scale: a genuine difference"
+
+
+@dataclass(frozen=True)
+class Departure:
+    """One way the cells differ from the paper (see the module docstring). ``other``: the choice an ablation
+    measures (what the paper does where ours differs, or the alternative where the paper's documents disagree or
+    are silent); ``unmeasured``: why no ablation measures it (then ``variants`` and ``prefix`` are empty)."""
+
+    aspect: str
+    paper: str
+    ours: str
+    other: str = ""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    prefix: str = ""
+    unmeasured: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.variants or self.prefix)
+
+    @property
+    def groups(self) -> set[str]:
+        """The ablation groups this departure trains (none when it is read from evaluation variants)."""
+        return set(self.variants.values())
+
+    def metric(self, metric: Metric) -> Metric:
+        """``metric`` as read under the other choice (its keys prefixed for an evaluation variant)."""
+        if not self.prefix:
+            return metric
+        return replace(metric, keys=tuple(f"{self.prefix}/{key}" for key in metric.keys))
+
+    def under(self, finding: Finding) -> Finding | None:
+        """``finding`` measured under the other choice; None when the departure touches none of its groups or the
+        finding is not measured by cells."""
+        if not self.measured or finding.metric is None or not finding.groups:
+            return None
+        if not self.prefix and not set(finding.groups) & set(self.variants):
+            return None
+        return replace(finding, better=self.variants.get(finding.better, finding.better),
+                       worse=self.variants.get(finding.worse, finding.worse) if finding.worse else finding.worse,
+                       metric=self.metric(finding.metric))
+
+    def effects(self, metric: Metric, groups: list[str]) -> list[Finding]:
+        """For each of ``groups`` this departure touches: the other choice against ours on ``metric``, as a finding
+        (better = the other choice), so its difference and seeds are decided as any finding's are."""
+        effects = []
+        for group in groups:
+            if self.prefix:
+                effects.append(Finding(f"{self.aspect}: {self.other} on {group}", group, group, self.metric(metric),
+                                       worse_metric=metric))
+            elif group in self.variants:
+                effects.append(Finding(f"{self.aspect}: {self.other} on {group}", self.variants[group], group, metric))
+        return effects
+
+
+def cause(comparison: Comparison, departures: list[Departure], results: Results) -> str:
+    """Why a finding that does not hold does not: each measured departure under whose other choice it holds (with
+    the difference there), else :data:`GENUINE` (naming the departures no ablation measures); empty for a finding
+    that holds or was not measured."""
+    if comparison.verdict != FAILS or not comparison.finding.groups:
+        return ""
+    reasons = []
+    for departure in departures:
+        swapped = departure.under(comparison.finding)
+        if swapped is None:
+            continue
+        measured = swapped.compare(results)
+        if measured.verdict == HOLDS:
+            reasons.append(f"{departure.aspect}: holds with {departure.other} ({measured.difference_text()})")
+    unmeasured = [d.aspect for d in departures if not d.measured]
+    return "; ".join(reasons) or GENUINE + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")

@@ -1,0 +1,58 @@
+"""Departures: a departure's other choice measured like a finding, the paper's claim read under it, and the cause a
+finding that does not hold is given."""
+
+from __future__ import annotations
+
+from parabit.papers.cells import Results
+from parabit.papers.departures import GENUINE, Departure, cause
+from parabit.papers.findings import FAILS, HOLDS, Finding
+from parabit.papers.metrics import Metric
+
+from .test_tables import result
+
+STS = Metric.named("sts/mean", "STS mean r")
+CLAIM = Finding("phrases beat sentences", "phrases", "sentences", STS)
+
+
+def _results(values: dict[str, list[float]], prefixed: dict[str, list[float]] | None = None) -> Results:
+    rows = []
+    for group, series in values.items():
+        for seed, value in enumerate(series, start=1):
+            metrics = {"sts/mean": value}
+            if prefixed and group in prefixed:
+                metrics["shared/sts/mean"] = prefixed[group][seed - 1]
+            rows.append(result(group, seed, metrics))
+    return Results(rows)
+
+
+def test_a_finding_that_holds_only_under_a_departures_other_choice_names_that_departure_as_its_cause():
+    results = _results({"phrases": [0.40, 0.41, 0.40], "sentences": [0.45, 0.46, 0.45],
+                        "phrases-sum": [0.52, 0.53, 0.52], "sentences-sum": [0.46, 0.47, 0.46]})
+    composition = Departure("composition", "sum", "mean", "sum composition",
+                            {"phrases": "phrases-sum", "sentences": "sentences-sum"})
+    unmeasured = Departure("data", "Europarl", "Tatoeba", unmeasured="not shipped")
+    comparison = CLAIM.compare(results)
+    assert comparison.verdict == FAILS
+    assert cause(comparison, [composition, unmeasured], results).startswith(
+        "composition: holds with sum composition (+0.060")
+    swapped = composition.under(CLAIM)
+    assert (swapped.better, swapped.worse) == ("phrases-sum", "sentences-sum")
+    assert swapped.compare(results).verdict == HOLDS
+    # Its effect on each group it touches: the other choice against ours, decided like a finding.
+    effects = {(e.better, e.worse): e.compare(results).mean for e in composition.effects(STS, ["phrases", "sentences"])}
+    assert abs(effects[("phrases-sum", "phrases")] - 0.12) < 1e-9 and abs(effects[("sentences-sum", "sentences")] - 0.01) < 1e-9
+
+
+def test_no_measured_departure_that_turns_it_is_a_genuine_difference_naming_what_was_not_measured():
+    results = _results({"phrases": [0.40, 0.41, 0.40], "sentences": [0.45, 0.46, 0.45]},
+                       prefixed={"phrases": [0.39, 0.40, 0.39], "sentences": [0.45, 0.46, 0.45]})
+    shared = Departure("unknown words", "own rows", "own rows", "one shared row", prefix="shared")
+    unmeasured = Departure("data", "Europarl", "Tatoeba", unmeasured="not shipped")
+    comparison = CLAIM.compare(results)
+    assert cause(comparison, [shared, unmeasured], results) == f"{GENUINE} (not measured: data)"
+    # Read from the same cells under the evaluation variant's metrics: the same groups, the prefixed metric.
+    effect = shared.effects(STS, ["phrases"])[0]
+    assert (effect.better, effect.worse, effect.metric.keys, effect.worse_metric.keys) == (
+        "phrases", "phrases", ("shared/sts/mean",), ("sts/mean",))
+    assert abs(effect.compare(results).mean + 0.01) < 1e-9
+    assert cause(CLAIM.compare(_results({"phrases": [0.6], "sentences": [0.4]})), [shared], results) == ""
