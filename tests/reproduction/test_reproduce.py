@@ -155,12 +155,13 @@ def test_a_data_step_run_again_keeps_the_facts_its_recorded_cells_were_planned_f
     reproduction.open(paper, prepare=False)
     assert paper.restored
     recorded = {key: value for key, value in reproduction.ledger.prepared("elgohary", paper.data_digest).facts.items()
-                if key != "phrase_sweep"}
-    fresh = {**{key: ["counted differently"] for key in recorded}, "phrase_sweep": {"best_params": {"k": 1}}}
+                if key != "sweeps"}
+    sweeps = {"bilingual_sentences": {"best_params": {"k": 1}}}
+    fresh = {**{key: ["counted differently"] for key in recorded}, "sweeps": sweeps}
     with caplog.at_level(logging.WARNING, logger="parabit.reproduction.reproduce"):
         kept = Reproduction._keep_recorded(paper.plan, recorded, fresh)
-    assert kept == {**recorded, "phrase_sweep": {"best_params": {"k": 1}}}
+    assert kept == {**recorded, "sweeps": sweeps}
     plan = paper.plan
     assert plan.data_paths == local(recorded["data_paths"]) and plan.available == recorded["available"]
-    assert plan.sweep == local(recorded["sweep"]) and plan.phrase_sweep == {"best_params": {"k": 1}}
+    assert plan.sweeps == sweeps
     assert "differ from the record's, which stay in force" in caplog.text
