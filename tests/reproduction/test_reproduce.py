@@ -26,8 +26,8 @@ from parabit.reproduction.reproduce import PaperRun, Reproduction
 from ..cluster_support import BIN, session_ray_env
 
 PAPERS = ("Bao et al. 2018", "Elgohary & Carpuat 2017", "Wieting, Mallinson & Gimpel 2017", "Chen et al. 2019")
-CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([^|]+?) \| ([-0-9.]+) \| \d+ \| [-0-9]{10} \| [0-9a-f]+ \| "
-                      r"([0-9a-f]{32}) \|$", re.M)
+CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([^|]+?) \| ([-0-9.]+) \| \d+ \| [-0-9]{10} \| [0-9a-f]+"
+                      r"(?: \(uncommitted changes\))? \| ([0-9a-f]{32}) \|$", re.M)
 CELLS = re.compile(r"^Cells: (\d+) of (\d+) finished\.$", re.M)
 COUNTS = re.compile(r"^cells: (\d+) taken from the ledger \((\S+)\), (\d+) from MLflow runs, (\d+) trained, "
                     r"(\d+) failed$", re.M)

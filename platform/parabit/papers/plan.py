@@ -112,8 +112,15 @@ class PaperPlan(ABC):
         """This paper's working folder (created on first use)."""
         return self.context.workdir(self.key)
 
-    def prepare(self) -> None:
-        """Build what the cells read (resumable: a finished step is skipped). Default: nothing."""
+    def prepare(self, groups: set[str] | None = None) -> None:
+        """Build what the cells read (resumable: a finished step is skipped); ``groups``: only what these groups need
+        (None: every group; a plan may build more). A plan restored from the ledger (:meth:`restore`) takes what its
+        facts hold instead of computing it again where the digest allows (:meth:`reused`). Default: nothing."""
+
+    def reused(self) -> list[str]:
+        """What a data step run again takes from the restored facts rather than computing (e.g. sweeps whose choice
+        the record holds), in a few words each. Default: nothing."""
+        return []
 
     def data_fingerprint(self) -> Any:
         """What :meth:`prepare` depends on (its settings, the pipeline configs it runs), JSON-able; None when the

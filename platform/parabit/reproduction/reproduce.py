@@ -239,12 +239,15 @@ class Reproduction:
                         paper.plan.key, record.commit[:8], one_line(err))
             return False
 
-    def _prepare(self, paper: PaperRun) -> None:
-        """Run the plan's data step here and record what it computed."""
+    def _prepare(self, paper: PaperRun, groups: set[str] | None = None, record: bool = True) -> None:
+        """Run the plan's data step here (``groups``: only what they need) and, when ``record``, record what it
+        computed."""
         plan = paper.plan
         began = time.time()
         init_ray()
-        plan.prepare()
+        plan.prepare(groups)
+        if not record:
+            return
         facts = portable(plan.prepared_facts())
         known = self.ledger.prepared(plan.key, paper.data_digest)
         if known is not None and paper.restored:
@@ -357,8 +360,10 @@ class Reproduction:
             if cell is None:
                 continue
             recorded = next((r for r in paper.results.all if r.cell.name == name), None)
+            print(self._verify_plan(paper, cell, recorded), flush=True)
             if paper.restored:
-                self._prepare(paper)
+                # Only what this cell needs, taking what the record holds (e.g. sweeps' choices); nothing is recorded.
+                self._prepare(paper, {cell.group}, record=False)
                 groups = {g.key: g for g in paper.plan.groups()}
                 cell = self.cell(paper, groups[cell.group], cell.seed)
             again = cell.renamed(f"{name}-verify-{time.strftime('%Y%m%d%H%M%S', time.gmtime())}")
@@ -367,6 +372,20 @@ class Reproduction:
         planned = [c.name for key in self.config.papers for c in self._planned_names(key, context)]
         raise LookupError(f"no planned cell named {name!r}; planned cells: {', '.join(planned[:8])}"
                           + (f" and {len(planned) - 8} more" if len(planned) > 8 else ""))
+
+    def _verify_plan(self, paper: PaperRun, cell: Cell, recorded: CellResult | None) -> str:
+        """What ``--verify`` is about to do and about how long it takes, from the ledger's records."""
+        trains = f"then trains {cell.name} again" + (
+            f" (its record: {recorded.seconds:.0f} s of training on {recorded.record.machine.get('host', '?')}, "
+            f"{recorded.record.machine.get('cpus', '?')} CPUs)" if recorded is not None and recorded.seconds else "")
+        if not paper.restored:
+            return f"{cell.name}: its paper's data is built here; {trains}"
+        step = sum(r.seconds or 0.0 for r in self.ledger.preparations(paper.plan.key, paper.data_digest))
+        reused = paper.plan.reused()
+        return (f"{cell.name}: first the {paper.plan.key} data step, for this cell's group only (stages already built "
+                f"here are skipped; the whole step took {step / 60:.0f} min when it was recorded)"
+                + (f", taking {' and '.join(reused)} from the ledger instead of running them" if reused else "")
+                + f"; {trains}")
 
     def _planned_names(self, key: str, context: PlanContext) -> list[Cell]:
         paper = PaperRun(PLANS[key](context))

@@ -109,7 +109,7 @@ class BilDRLPlan(PaperPlan):
             "split": split, "output_dir": str(self.workdir / f"data-{split}")}) for split in self.splits}
 
     # -- data ------------------------------------------------------------------------------------------------
-    def prepare(self) -> None:
+    def prepare(self, groups: set[str] | None = None) -> None:
         from parabit.papers.bildrl.mono import build_mono_dictionary
         from parabit.recipes.bildrl.build import build_dictionaries
 

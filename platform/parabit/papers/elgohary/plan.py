@@ -113,7 +113,7 @@ class ElgoharyPlan(PaperPlan):
         self._filtered_counts: dict[str, int] = {}  # Table 5: pairs left without a SICK bigram
 
     # -- data ------------------------------------------------------------------------------------------------
-    def prepare(self) -> None:
+    def prepare(self, groups: set[str] | None = None) -> None:
         phrases = self.config.phrases()
         if self.config.needs_phrases:
             self.context.pipeline("phrases", phrases)
@@ -136,6 +136,9 @@ class ElgoharyPlan(PaperPlan):
             if "bilingual_sentences" in self.available:  # the paper's equal-size comparison with sentences
                 sizes.setdefault(min(self.available["bilingual_sentences"], whole), "= BiSent")
             self.sizes = dict(sorted(sizes.items()))
+
+    def reused(self) -> list[str]:
+        return [f"the J_bi sweeps of {len(self.sweeps)} conditions"] if self.sweeps else []
 
     def _sweep(self, condition: str) -> dict:
         """Run (or resume) the J_bi sweep on ``condition``'s pairs, with every setting the cells share (composition,

@@ -108,7 +108,10 @@ class WietingPlan(PaperPlan):
         result = self.context.pipeline("backtranslate", config)
         return result.stages["score"]
 
-    def prepare(self) -> None:
+    def reused(self) -> list[str]:
+        return [f"the threshold sweeps of {len(self.tuned)} filters ({', '.join(self.tuned)})"] if self.tuned else []
+
+    def prepare(self, groups: set[str] | None = None) -> None:
         self._compared = None
         overrides = {"sources": [{"format": "tatoeba", "lang": "es", "limit": self.settings.quick_pairs}]} \
             if self.quick else {}
@@ -132,6 +135,8 @@ class WietingPlan(PaperPlan):
                           for i, v in enumerate(windows[spec.label])]
             if self.quick:  # no sweep: the middle window stands in
                 tuned = Tuned(spec.label, tuple(candidates), len(candidates) // 2)
+            elif spec.label in self.tuned:  # restored from the ledger: its sweep's choice, not the sweep again
+                tuned = self.tuned[spec.label]
             else:
                 tuned = tune_thresholds(f"{self.context.config.prefix}-wieting-tune-{spec.label}", spec.label,
                                         self._train(path=Path(candidates[0].path)), candidates,
@@ -155,7 +160,7 @@ class WietingPlan(PaperPlan):
         if self.quick:
             for key in ("engine-apertium", "engine-marian"):
                 self.missing[key] = "quick mode runs no second engine"
-        else:
+        elif groups is None or groups & {"engine-apertium", "engine-marian"}:
             self._engines(root)
 
     def _engines(self, root: Path) -> None:
