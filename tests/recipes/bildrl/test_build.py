@@ -156,3 +156,11 @@ def test_training_rows_repeat_each_row_as_its_split_puts_it_in_training(tiny_inp
         assert trained == +expected
         tested = [(r["word"], r["definition"], r["train_copies"]) for r in built.to_pylist() if r["split"] == "test"]
         assert len(tested) == 1 and (split == "authors" or all(copies == 0 for *_, copies in tested))
+        # Capped: a sample of the other words' rows, once each; a test word's rows always, with their copies.
+        capped = training_rows(BilDRLConfig(data_dir=str(tmp_path / split), space=str(tmp_path), max_train_rows=2),
+                               "fr-en")
+        test_words = {word for word, *_ in tested}
+        words = capped["word"].to_pylist()
+        assert sum(word not in test_words for word in words) == 2
+        assert sum(word in test_words for word in words) == sum(
+            row["train_copies"] for row in built.to_pylist() if row["word"] in test_words)

@@ -365,7 +365,8 @@ class BilDRLPlan(PaperPlan):
                       f"1 layer, lr {s.lr}, {s.epochs} epochs", unmeasured="5 layers and 100 epochs were measured on "
                       "the es-en softmax cells only (Table 3's softmax rows), not on the paper's L2 rows"),
             Departure("training rows", "every dictionary row", "a seeded sample of "
-                      f"{s.max_train_rows or 0:,} rows per direction (rows of test words kept whole)",
+                      f"{s.max_train_rows or 0:,} rows per direction, once each (the authors' split: plus every "
+                      "training row of its test words, with its copies)",
                       unmeasured="the en-es softmax cell on every row is in Table 3 (softmax loss only)"),
             Departure("candidates", "text: every word of Wikt3l in the language (36-45k); code: the direction's "
                       "defined words", "every word of the language in the space (14-22k)",

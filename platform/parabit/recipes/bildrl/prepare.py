@@ -26,14 +26,16 @@ from parabit.runlock import one_builder
 from parabit.training import PreparedData, id_table, write_prepared
 
 BITEXT_MAX_TOKENS = 30
-PREPARED_FORMAT = 2
+PREPARED_FORMAT = 3  # 3: the authors' split's copies (training_rows)
 
 
 def training_rows(config: BilDRLConfig, direction: str) -> pa.Table:
     """The direction's training rows, each as many times as its dictionary's split puts it in training (its
-    ``train_copies``: once under the strict split; the authors' split repeats rows, and keeps test pairs in
-    training). ``max_train_rows``: a seeded sample of that many of the rows of words that are not test words; the
-    rows of test words that the split puts in training (none under the strict split) are always kept."""
+    ``train_copies``: once under the strict split; the authors' split repeats rows and keeps test pairs in training).
+    ``max_train_rows``: a seeded sample of that many of the rows of words that are not test words, each once (the
+    authors' split repeats every line of an n-line word n times, which only reweights them); the rows of test words
+    that the split puts in training (none under the strict split) are always kept, with their copies: they are what
+    the split changes."""
     rows = read_direction(config.data_path, direction)
     split = np.asarray(rows["split"].to_pylist())
     copies = np.asarray(rows["train_copies"].to_pylist()) if "train_copies" in rows.column_names \
@@ -42,11 +44,11 @@ def training_rows(config: BilDRLConfig, direction: str) -> pa.Table:
     trained = np.flatnonzero(copies > 0)
     of_test_word = np.isin(words[trained], words[split == "test"])
     others = trained[~of_test_word]
-    kept = trained
-    if config.max_train_rows is not None and len(others) > config.max_train_rows:
-        chosen = others[np.random.default_rng(config.seed).permutation(len(others))[:config.max_train_rows]]
-        kept = np.sort(np.concatenate([chosen, trained[of_test_word]]))
-    return rows.take(pa.array(np.repeat(kept, copies[kept])))
+    if config.max_train_rows is None or len(others) <= config.max_train_rows:
+        return rows.take(pa.array(np.repeat(trained, copies[trained])))
+    chosen = np.sort(others[np.random.default_rng(config.seed).permutation(len(others))[:config.max_train_rows]])
+    leaked = trained[of_test_word]
+    return rows.take(pa.array(np.sort(np.concatenate([chosen, np.repeat(leaked, copies[leaked])]))))
 
 
 def _cache_key(config: BilDRLConfig) -> str:
