@@ -36,3 +36,20 @@ def test_a_users_own_setting_wins(monkeypatch):
     assert torch_env()["THP_MEM_ALLOC_ENABLE"] == "0"
     monkeypatch.delenv("THP_MEM_ALLOC_ENABLE")
     assert torch_env() == TORCH_ENV_DEFAULTS
+
+
+def test_a_local_ray_cannot_grow(ray_session):
+    """Its autoscaler is Ray's read-only one (a cluster started by hand has the same); an autoscaling cluster's is
+    tests/infra/test_autoscaling_cluster.py's."""
+    import time
+
+    from ray._private.ray_constants import DEBUG_AUTOSCALING_STATUS
+    from ray.experimental.internal_kv import _internal_kv_get
+
+    from parabit.ray_runtime import cluster_can_grow
+
+    deadline = time.time() + 60
+    while _internal_kv_get(DEBUG_AUTOSCALING_STATUS) is None:  # its first report, seconds after Ray starts
+        assert time.time() < deadline, "Ray's autoscaler never reported"
+        time.sleep(0.5)
+    assert not cluster_can_grow()

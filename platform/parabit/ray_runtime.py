@@ -13,6 +13,7 @@ cluster), leaking placement groups that then stall later runs.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -109,3 +110,27 @@ def _free_local_port() -> int:
 
 def available_cpus() -> float:
     return float(ray.cluster_resources().get("CPU", 0.0))
+
+
+def cluster_can_grow() -> bool:
+    """Whether the Ray cluster this process joined has an autoscaler that can add nodes: one started from an
+    autoscaling config (Ray's cluster launcher, KubeRay with autoscaling, Ray's fake multi-node provider), as that
+    autoscaler last reported to the cluster (what ``ray status`` shows). A local Ray, or a cluster started by hand
+    with ``ray start`` on each node, runs Ray's read-only autoscaler, which only mirrors the nodes there are and names
+    each node's type after the node itself; so does a cluster whose autoscaler has not reported yet (a few seconds
+    after the head starts). Both autoscaler versions (``RAY_enable_autoscaler_v2``) are read."""
+    from ray.autoscaler._private.util import format_readonly_node_type
+    from ray.autoscaler.v2.utils import is_autoscaler_v2
+
+    if is_autoscaler_v2(fetch_from_server=True):
+        from ray.autoscaler.v2.sdk import get_cluster_status
+
+        status = get_cluster_status(ray.get_runtime_context().gcs_address)
+        node_types = {node.node_id: node.ray_node_type_name for node in status.active_nodes + status.idle_nodes}
+    else:
+        from ray._private.ray_constants import DEBUG_AUTOSCALING_STATUS
+        from ray.experimental.internal_kv import _internal_kv_get
+
+        report = json.loads(_internal_kv_get(DEBUG_AUTOSCALING_STATUS) or "{}").get("autoscaler_report") or {}
+        node_types = report.get("node_type_mapping") or {}
+    return any(node_type != format_readonly_node_type(node_id) for node_id, node_type in node_types.items())

@@ -36,3 +36,17 @@ def test_a_word_outside_every_range_and_a_bad_temperature_are_errors():
         DictionarySoftmaxLoss()(torch.ones(1, 2), TABLE, torch.tensor([4]), [(0, 2), (2, 4)])
     with pytest.raises(ValueError, match="temperature must be positive"):
         DictionarySoftmaxLoss(temperature=0.0)
+
+
+def test_under_bfloat16_autocast_the_loss_is_its_float32_value():
+    # Logits are cosines / 0.05: in bfloat16 each cosine is off by up to 2^-9, each logit by up to ~0.04.
+    generator = torch.Generator().manual_seed(0)
+    encoded = torch.randn(32, 50, generator=generator)
+    table = torch.randn(400, 50, generator=generator)
+    words, ranges = torch.randint(0, 400, (32,), generator=generator), [(0, 150), (150, 400)]
+    loss = DictionarySoftmaxLoss(temperature=0.05)
+    exact = loss(encoded, table, words, ranges)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = loss(encoded, table, words, ranges)
+    assert mixed.dtype == torch.float32
+    assert mixed.item() == pytest.approx(exact.item(), rel=1e-6)

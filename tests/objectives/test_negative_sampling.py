@@ -98,3 +98,15 @@ def test_random_negatives_never_pick_self_and_cover_all_others():
 def test_random_negatives_need_two_pairs():
     with pytest.raises(ValueError, match="at least 2"):
         sample_random_negatives(1, 3)
+
+
+def test_max_under_bfloat16_autocast_picks_the_float32_hardest_negative_among_near_ties():
+    # Pool: 0: g1[0]=0deg  1: g1[1]=5.6deg  2: g1[2]=4.4deg  3: g2[0]=0.3deg  4: g2[1]=90deg  5: g2[2]=180deg.
+    # For g1[0] (its partner 0.3deg excluded) candidates 1 and 2 have cosines 0.9952 and 0.9971: in bfloat16 (steps of
+    # 2^-8 below 1) both are 0.9961, and argmax would take the lower index, 1, not the hardest, 2.
+    g1, g2 = torch.tensor([at(0), at(5.6), at(4.4)]), torch.tensor([at(0.3), at(90), at(180)])
+    exact = select_negatives(g1, g2, "max")
+    assert exact[0][0] == 2
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = select_negatives(g1, g2, "max")
+    assert [index.tolist() for index in mixed] == [index.tolist() for index in exact]

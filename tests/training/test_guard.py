@@ -1,5 +1,5 @@
-"""The divergence guard: a non-finite loss, gradient or weight stops training at that very step, the MLflow run ends
-FAILED, the last good checkpoint stays and no model is registered."""
+"""The divergence guard: a non-finite loss, gradient or weight stops training, naming that very step, the MLflow run
+ends FAILED, the last good checkpoint stays and no model is registered."""
 
 from __future__ import annotations
 
@@ -44,36 +44,54 @@ def _step(module, optimizers, scale: float = 1.0):
     return loss
 
 
-def test_a_finite_step_passes_and_each_kind_of_non_finite_value_is_named():
-    module, optimizers = _toy()
-    guard = DivergenceGuard(module, distributed=False)
-    loss = _step(module, optimizers)
-    assert guard.before_update(float(loss)) is None
+def _checked_step(guard, module, optimizers, loss, poison=None):
+    """One step as the kernel takes it (checks queued, the update made whatever they find), ``poison`` run between
+    the optimiser step and the weights' check."""
+    guard.before_update(loss)
     for optimizer in optimizers:
         optimizer.step()
-    assert guard.after_update() is None
+    if poison is not None:
+        poison()
+    guard.after_update()
 
-    assert guard.before_update(float("nan")) == "the loss"
-    _step(module, optimizers, scale=float("inf"))  # inf * 0-sized terms give NaN/inf gradients
-    assert guard.before_update(1.0) in ("the gradient of avg.embedding.weight", "the gradient of head.weight")
+
+def test_finite_steps_pass_and_the_first_non_finite_step_and_tensor_are_named():
+    module, optimizers = _toy()
+    guard = DivergenceGuard(module, distributed=False)
+    assert guard.problem() is None  # nothing checked yet
+    _checked_step(guard, module, optimizers, _step(module, optimizers))
+    assert guard.problem() is None  # read, and forgotten: the next read is about the steps after it
+
+    _checked_step(guard, module, optimizers, _step(module, optimizers))  # step 0 of this read: finite
+    _checked_step(guard, module, optimizers, _step(module, optimizers) * float("nan"))  # step 1: the loss
+    _checked_step(guard, module, optimizers, _step(module, optimizers) * float("inf"))  # step 2: the loss again
+    assert guard.problem() == (1, "the loss")  # the first
 
     module, optimizers = _toy()
     guard = DivergenceGuard(module, distributed=False)
-    _step(module, optimizers)
-    assert guard.before_update(1.0) is None
-    with torch.no_grad():
-        module["avg"].embedding.weight[2, 0] = float("inf")  # a row the step touched
-    assert guard.after_update() == "the weight avg.embedding.weight"
+    _step(module, optimizers, scale=float("inf"))  # inf * 0-sized terms give NaN/inf gradients
+    _checked_step(guard, module, optimizers, torch.tensor(1.0))  # a finite loss: the gradients are named
+    assert guard.problem() in ((0, "the gradient of avg.embedding.weight"), (0, "the gradient of head.weight"))
+
+    module, optimizers = _toy()
+    guard = DivergenceGuard(module, distributed=False)
+
+    def poison():
+        module["avg"].embedding.weight.data[2, 0] = float("inf")  # a row the step touched
+
+    _checked_step(guard, module, optimizers, _step(module, optimizers), poison)
+    assert guard.problem() == (0, "the weight avg.embedding.weight")
 
 
 def test_only_touched_rows_of_a_sparse_table_are_checked():
     module, optimizers = _toy()
     guard = DivergenceGuard(module, distributed=False)
-    _step(module, optimizers)
-    assert guard.before_update(1.0) is None
-    with torch.no_grad():
-        module["avg"].embedding.weight[19, 0] = float("inf")  # never in a batch: costs nothing to skip
-    assert guard.after_update() is None
+
+    def poison():
+        module["avg"].embedding.weight.data[19, 0] = float("inf")  # never in a batch: costs nothing to skip
+
+    _checked_step(guard, module, optimizers, _step(module, optimizers), poison)
+    assert guard.problem() is None
 
 
 class PoisonedModule(PairModule):
@@ -94,7 +112,7 @@ def test_a_nan_stops_the_run_at_that_step_keeps_the_last_checkpoint_and_register
         ray_session, small_config, isolated_mlflow_store):
     config = small_config(optim__epochs=4, optim__batch_size=100)
     config.tracking.register_as = "never-registered"
-    with pytest.raises(TrainingDiverged, match=rf"diverged at epoch 2, step 3: the loss is not finite"):
+    with pytest.raises(TrainingDiverged, match=r"diverged at epoch 2, step 3: the loss is not finite"):
         run_training(PoisonedRecipe(config))
     assert Divergence.load(run_directory(config)) == Divergence(*POISONED, "the loss")
 

@@ -90,3 +90,31 @@ def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_sessio
     too_many = fits.model_copy(update={"scaling": ScalingSettings(num_workers=[64, 64], cpus_per_worker=0.5)})
     with pytest.raises(ConfigError, match="scaling asks for 64 workers"):
         check_resources(too_many)
+
+
+# In a process of its own: a Ray with logical GPUs (this session's Ray has none, and a process holds one Ray).
+GPU_CHECK = """
+import ray
+from parabit.config import ConfigError
+from parabit.training import ScalingSettings, TrainingConfig, check_resources
+
+ray.init(address="local", num_cpus=4, num_gpus=2, include_dashboard=False, logging_level="ERROR")
+config = TrainingConfig(recipe="pairs", name="gpu-trials", scaling=ScalingSettings(use_gpu=True, cpus_per_worker=0.5))
+check_resources(config, concurrent_runs=2, cpus_per_run_driver=0.01)  # two one-GPU trials: the two GPUs
+try:
+    check_resources(config, concurrent_runs=3, cpus_per_run_driver=0.01)
+except ConfigError as err:
+    print("refused:", err)
+"""
+
+
+def test_the_gpu_check_counts_one_gpu_per_worker_of_every_concurrent_run():
+    import subprocess
+    import sys
+
+    checked = subprocess.run([sys.executable, "-c", GPU_CHECK], capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    (refusal,) = [line for line in checked.stdout.splitlines() if line.startswith("refused:")]
+    assert refusal == ("refused: scaling.use_gpu asks for 3 concurrent runs x 1 GPU worker(s) but the Ray cluster has "
+                       "2 GPU(s); set scaling.use_gpu: false to train on CPU, or start Ray on GPU nodes, or lower the "
+                       "number of concurrent runs")

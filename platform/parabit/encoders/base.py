@@ -90,14 +90,20 @@ class SentenceEncoder(nn.Module):
         self.output_dim = dim  # subclasses whose vector is not a word-sized vector overwrite this
 
     def mask(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """BoolTensor[B, T] on ``ids``' device, True at real tokens; checks every length is in [1, T]."""
+        """BoolTensor[B, T] on ``ids``' device, True at real tokens; checks every length is in [1, T].
+
+        The check runs where the lengths are: on the CPU a bad length raises ``ValueError`` at once; on a GPU the
+        host does not wait for the verdict (each training step would), and a bad length fails the step with a
+        device-side assertion."""
         if lengths.dim() != 1 or lengths.size(0) != ids.size(0):
             raise ValueError(f"lengths has shape {tuple(lengths.shape)}, expected ({ids.size(0)},)")
-        if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > ids.size(1)):
+        try:
+            torch._assert_async(((lengths >= 1) & (lengths <= ids.size(1))).all(), "a length outside [1, T]")
+        except RuntimeError:  # raised here only where the check ran synchronously: the values are at hand
             raise ValueError(
                 f"every length must be in [1, {ids.size(1)}] (the padded width); got "
                 f"min {int(lengths.min())}, max {int(lengths.max())}"
-            )
+            ) from None
         return length_mask(lengths.to(ids.device), ids.size(1))
 
     def embed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -20,15 +20,19 @@ def packed_states(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run a ``batch_first`` RNN over ``inputs [B, T, D]`` with ``lengths [B]``.
 
-    Returns ``states [B, T, H * directions]`` (top layer, zero at padding) and ``last [B, H * directions]``:
+    The recurrence runs in float32 whatever autocast is in force. Returns ``states [B, T, H * directions]`` (top
+    layer, zero at padding) and ``last [B, H * directions]``:
     the top layer's final state of each direction, concatenated. For the forward direction that is the
     state at ``length - 1``; for the backward direction the state at position 0 (after reading the whole
     sentence right to left).
     """
     # pack_padded_sequence wants lengths on the CPU; enforce_sorted=False lets batches come unsorted and
     # the RNN returns h_n in the original batch order.
-    packed = pack_padded_sequence(inputs, lengths.cpu(), batch_first=True, enforce_sorted=False)
-    output, hidden = rnn(packed)
+    packed = pack_padded_sequence(inputs.float(), lengths.cpu(), batch_first=True, enforce_sorted=False)
+    # In float32 under autocast too: autocast would run the recurrence (cuDNN's, or oneDNN's on CPU) in half
+    # precision with no loss scaling, its rounding compounding over every step of a sentence.
+    with torch.autocast(inputs.device.type, enabled=False):
+        output, hidden = rnn(packed)
     states, _ = pad_packed_sequence(output, batch_first=True, total_length=inputs.size(1))
     h_n = hidden[0] if isinstance(hidden, tuple) else hidden  # nn.LSTM returns (h_n, c_n)
     directions = 2 if rnn.bidirectional else 1

@@ -9,11 +9,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from parabit.objectives.cosine import cosine_matrix
+
 
 class DictionarySoftmaxLoss(nn.Module):
     """``forward(encoded [B, D], table [V, D], word_ids [B], ranges) =`` cross-entropy of ``word_ids`` under
     ``cos(encoded, table) / temperature``, each row's candidates being the id range (``[low, high)`` of ``ranges``)
-    its word lies in: a word is told apart from the other words of its language only."""
+    its word lies in: a word is told apart from the other words of its language only. The logits and the loss are
+    float32 under autocast."""
 
     role = "dictionary"
 
@@ -25,7 +28,7 @@ class DictionarySoftmaxLoss(nn.Module):
 
     def forward(self, encoded: torch.Tensor, table: torch.Tensor, word_ids: torch.Tensor,
                 ranges: list[tuple[int, int]]) -> torch.Tensor:
-        logits = F.normalize(encoded, dim=-1) @ F.normalize(table, dim=-1).T / self.temperature
+        logits = cosine_matrix(encoded, table) / self.temperature  # float32 under autocast
         allowed = torch.zeros_like(logits, dtype=torch.bool)
         for low, high in ranges:
             rows = (word_ids >= low) & (word_ids < high)

@@ -13,7 +13,8 @@ Indices are drawn with the given ``torch.Generator`` (on whatever device it live
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
+
+from parabit.objectives.cosine import cosine_matrix
 
 STRATEGIES = ("max", "mix", "rand")
 
@@ -48,7 +49,8 @@ def select_negatives(
     of ``g1[i]`` are all 2B encodings of the batch except ``g1[i]`` itself (pool index ``i``) and its
     partner ``g2[i]`` (index ``B + i``); the same two are excluded for ``g2[i]``.
 
-    * ``"max"``: the candidate most cosine-similar to the sentence (the hardest negative).
+    * ``"max"``: the candidate most cosine-similar to the sentence (the hardest negative; similarities in float32
+      under autocast, :func:`~parabit.objectives.cosine.cosine_matrix`).
     * ``"rand"``: a uniformly random candidate.
     * ``"mix"``: for each of the 2B sentences independently, "max" with probability 0.5, else "rand".
 
@@ -68,8 +70,8 @@ def select_negatives(
         partner = (rows + batch_size) % size
         excluded = torch.stack([torch.minimum(rows, partner), torch.maximum(rows, partner)], dim=1)
         if strategy != "rand":
-            pool = F.normalize(torch.cat([g1, g2]), dim=-1)
-            similarity = pool @ pool.T
+            pool = torch.cat([g1, g2])
+            similarity = cosine_matrix(pool, pool)  # float32 under autocast: near-ties stay apart
             similarity[rows, rows] = float("-inf")
             similarity[rows, partner] = float("-inf")
             hardest = similarity.argmax(dim=1)

@@ -18,10 +18,10 @@ _MODULES = {
     "config": ("RESUMABLE_CHANGES", "OptimConfig", "ScalingSettings", "TrackingConfig", "TrainingConfig",
                "trained_settings"),
     "driver": ("TrainingResult", "evaluate_checkpoint", "open_tracker", "remember_run", "run_training"),
-    "guard": ("RunStopped", "TrainingDiverged"),
+    "guard": ("Divergence", "RunStopped", "TrainingDiverged"),
     "placement": ("WorkersNotPlaced", "check_resources"),
     "prepared": ("PreparedData", "arrow_to_tensors", "data_sizes_of", "fixed_size_ids", "id_table", "write_prepared"),
-    "recipe": ("Evaluation", "InitialInput", "Recipe", "Step", "TrainingModule", "recipe_at"),
+    "recipe": ("Evaluation", "InitialInput", "Recipe", "ScoredOnDevSet", "Step", "TrainingModule", "recipe_at"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 

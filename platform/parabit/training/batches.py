@@ -1,7 +1,8 @@
 """A worker's data: its shard of each Ray Dataset, held in memory, walked in a seeded order every epoch.
 
 The order of an epoch is drawn from a generator seeded by (seed, epoch, rank): a resumed run sees exactly the
-batches an uninterrupted one would. Batches are trimmed to their longest sentence.
+batches an uninterrupted one would. Batches are trimmed to their longest sentence; an epoch's widths are read in one
+go when it starts (a width is a shape: the host must know it, and on a GPU each read waits for the device).
 """
 
 from __future__ import annotations
@@ -30,11 +31,18 @@ def epoch_generator(seed: int, epoch: int, rank: int, device: torch.device) -> t
     return torch.Generator(device=device).manual_seed(seed * 1_000_003 + epoch * 1_009 + rank)
 
 
-def trim(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Cut each side's ids to the batch's longest sentence on that side."""
-    for side in ("a", "b"):
-        if f"ids_{side}" in batch:
-            batch[f"ids_{side}"] = batch[f"ids_{side}"][:, :int(batch[f"len_{side}"].max())]
+def _sides(data: dict[str, torch.Tensor]) -> list[str]:
+    return [side for side in ("a", "b") if f"ids_{side}" in data]
+
+
+def trim(batch: dict[str, torch.Tensor], widths: list[int] | None = None) -> dict[str, torch.Tensor]:
+    """Cut each side's ids to the batch's longest sentence on that side (``widths``: those lengths, per side, when
+    already read)."""
+    sides = _sides(batch)
+    if widths is None:
+        widths = torch.stack([batch[f"len_{side}"].max() for side in sides]).tolist() if sides else []
+    for side, width in zip(sides, widths):
+        batch[f"ids_{side}"] = batch[f"ids_{side}"][:, :width]
     return batch
 
 
@@ -43,11 +51,16 @@ def shuffled_batches(data: dict[str, torch.Tensor], batch_size: int,
     """Shuffled batches; a last batch of one row is dropped (in-batch negatives need two)."""
     rows = len(data["len_a"])
     order = torch.randperm(rows, generator=generator, device=generator.device)
-    for start in range(0, rows, batch_size):
+    batches = steps_per_epoch(rows, batch_size)
+    sides = _sides(data)
+    widths = [[] for _ in range(batches)]
+    if sides and batches:  # every batch's longest sentence per side, in one read: [batches][sides]
+        lengths = torch.stack([data[f"len_{side}"][order] for side in sides], dim=1)  # [rows, sides]
+        padded = torch.nn.functional.pad(lengths, (0, 0, 0, -rows % batch_size))
+        widths = padded.view(-1, batch_size, len(sides)).amax(dim=1)[:batches].tolist()
+    for index, start in enumerate(range(0, rows, batch_size)[:batches]):
         picked = order[start:start + batch_size]
-        if len(picked) < 2:
-            break
-        yield trim({name: tensor[picked] for name, tensor in data.items()})
+        yield trim({name: tensor[picked] for name, tensor in data.items()}, widths[index])
 
 
 def random_batch(data: dict[str, torch.Tensor], size: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

@@ -42,8 +42,9 @@ class OptimConfig(Config):
 class ScalingSettings(Config):
     """Ray Train workers. On a 2-core machine keep ``cpus_per_worker × num_workers`` below 2 so Ray Data has a CPU.
 
-    ``use_gpu``: one GPU per worker, NCCL between them (fails at start if the cluster has no GPU).
-    ``mixed_precision``: bfloat16 autocast on GPU. ``resources_per_worker``: extra custom Ray resources each worker
+    ``use_gpu``: one GPU per worker, NCCL between them (fails at start if the cluster has too few GPUs and cannot grow).
+    ``mixed_precision``: bfloat16 autocast on GPU (recurrences, and similarities that pick negatives or feed a
+    softmax, stay float32). ``resources_per_worker``: extra custom Ray resources each worker
     needs, e.g. ``{"train_slot": 1}`` to place at most one worker on each node that offers one slot.
     ``gradient_exchange`` (several workers): ``sparse_rows`` sends each worker's touched word-table rows to the others
     (all-gather; bytes per step grow with the batch, not the vocabulary; gloo and NCCL alike), ``dense`` all-reduces
@@ -53,9 +54,10 @@ class ScalingSettings(Config):
     the cluster can place (at least ``min``), goes on with fewer from its last checkpoint when a node is lost, and grows
     again (up to ``max``) when nodes return. ``optim.batch_size`` stays the batch of each worker, so the in-batch
     negatives are the same whatever the number of workers; fewer workers take more steps per epoch, each averaging
-    fewer pairs, at the same learning rate. ``placement_timeout_s``: how long a run waits for the cluster to place
-    its workers (at least ``min`` of them) at the start or after a lost node, before it ends with what is missing
-    (resumable: the same command continues from the last checkpoint).
+    fewer pairs, at the same learning rate. ``placement_timeout_s``: how long a run waits for the cluster to have room
+    for its workers (at least ``min`` of them) at the start or after a lost node, before it ends with what is missing
+    (resumable: the same command continues from the last checkpoint); on an autoscaling cluster, the time its new
+    nodes take to join. A wait for room that other work holds (a sweep's other trials) is not bounded.
     """
 
     num_workers: PositiveInt | tuple[PositiveInt, PositiveInt] = 1
@@ -77,6 +79,11 @@ class ScalingSettings(Config):
     @property
     def max_workers(self) -> int:
         return self.num_workers[1] if self.elastic else self.num_workers
+
+    @property
+    def sparse_gradients(self) -> bool:
+        """Whether word tables train with row-sparse gradients (what ``gradient_exchange: sparse_rows`` exchanges)."""
+        return self.gradient_exchange == "sparse_rows"
 
     @model_validator(mode="after")
     def _range_in_order(self):

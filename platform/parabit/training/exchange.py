@@ -15,9 +15,11 @@ did not take) still takes part with zeros or no rows, so every worker issues the
 as it would with one worker. Collectives per step: that all-gather, one all-reduce per flat dtype bucket (plus one
 per large dense gradient), and one all-gather per dtype of sparse parameters (their row ids and rows in one buffer).
 
-With one worker nothing is exchanged. :attr:`GradientExchange.bytes_last_step` counts the payload the last step
-moved per worker: the all-reduced buffers and the all-gathered ones as each worker receives them (its own part
-included), metadata included; ``bench/bench_sparse_exchange.py`` reports it.
+Host reads per step (each a wait for the device on a GPU): that table of kinds and row counts, and coalescing the
+sparse gradients (their numbers of distinct rows size the buffers). With one worker nothing is exchanged.
+:attr:`GradientExchange.bytes_last_step` counts the payload the last step moved per worker: the all-reduced buffers
+and the all-gathered ones as each worker receives them (its own part included), metadata included;
+``bench/bench_sparse_exchange.py`` reports it.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class GradientExchange:
         every = [torch.empty_like(mine) for _ in range(self.world)]
         dist.all_gather(every, mine, group=self.group)
         self.bytes_last_step += self.world * mine.numel() * mine.element_size()
-        table = torch.stack(every).cpu().tolist()  # [worker][2 × parameter]
+        table = torch.stack(every).tolist()  # [worker][2 × parameter], read straight from the device
         kinds, rows = [], []
         for index in range(len(self.parameters)):
             seen = {worker[2 * index] for worker in table}

@@ -1,14 +1,17 @@
-"""The divergence guard: a loss, gradient or weight that becomes NaN or infinite stops training at that step.
+"""The divergence guard: a loss, gradient or weight that becomes NaN or infinite stops training, naming the step.
 
-Checked every step, cheaply: the loss (already read for the epoch's mean), each gradient (for a row-sparse word table
-only the rows the step touched), and after the optimiser step each dense weight and the touched rows of each sparse
-table. With several workers the verdict is agreed over the process group, so every worker stops at the same step.
+Checked every step on the device, where the values are: the loss, each gradient (for a row-sparse word table only
+the rows the step touched) and, after the optimiser step, each dense weight and the touched rows of each sparse
+table. The host reads the verdicts every ``CHECK_EVERY_STEPS`` steps and at the end of each epoch, in one read: on a
+GPU it would otherwise wait for the device once per tensor per step. A step past a non-finite one is wasted work,
+never a result: the run stops at the read, no checkpoint holds those steps, and the message names the first step
+and tensor that went non-finite. With several workers the verdicts are agreed over the process group at each read,
+so every worker stops together.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -50,51 +53,66 @@ class Divergence:
         return cls(**json.loads(path.read_text())) if path.is_file() else None
 
 
+# Steps between two reads of the guard's verdicts (and the last step of an epoch): at most this many steps are
+# trained past a non-finite value before the run stops.
+CHECK_EVERY_STEPS = 32
+
+
 class DivergenceGuard:
     """``before_update(loss)`` after backward (and the gradient exchange), ``after_update()`` after the optimiser
-    step; each returns the name of the first non-finite tensor, or None.
+    step: both only queue their checks on the device. ``problem()`` reads the checks of the steps since its last call
+    (one host read): ``(n, name)`` for the first of them (``n``: 0-based, in that order) with a non-finite tensor and
+    the first such tensor, or None.
 
-    Gradients and weights are the same on every worker after the exchange, so their verdicts agree by themselves;
-    the loss is each worker's own, so with ``distributed`` the pre-update verdict is agreed over the process group
-    (one one-element all-reduce per step) and every worker stops at the same step."""
+    Gradients and weights are the same on every worker after the exchange, so their checks agree by themselves; the
+    loss is each worker's own, so with ``distributed`` the checks are agreed over the process group (one all-reduce
+    per read) and every worker finds the same step; a worker whose own values were finite names "a value on
+    another worker"."""
 
     def __init__(self, module: nn.Module, distributed: bool):
         self.named = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
+        self.names = ["the loss", *(f"the gradient of {name}" for name, _ in self.named),
+                      *(f"the weight {name}" for name, _ in self.named)]
         self.distributed = distributed
         self._touched: dict[str, torch.Tensor] = {}
+        self._before: torch.Tensor | None = None
+        self._steps: list[torch.Tensor] = []  # per step since the last read: is each of ``names`` non-finite
 
-    def before_update(self, loss: float) -> str | None:
-        found = None if math.isfinite(loss) else "the loss"
+    def before_update(self, loss: torch.Tensor) -> None:
+        bad = [~torch.isfinite(loss.detach()).all()]
         self._touched = {}
         for name, parameter in self.named:
             grad = parameter.grad
             if grad is None:
+                bad.append(torch.zeros((), dtype=torch.bool, device=parameter.device))
                 continue
             if grad.is_sparse:
-                grad = grad.coalesce()
-                self._touched[name] = grad.indices()[0]
-                values = grad.values()
-            else:
-                values = grad
-            if found is None and not bool(torch.isfinite(values).all()):
-                found = f"the gradient of {name}"
-        return self._agree(found)
+                # Uncoalesced: coalescing would make the host wait for the number of rows; a row repeated is only
+                # checked twice. (The exchange and RowSparseAdam coalesce where the sums matter.)
+                self._touched[name] = grad._indices()[0]
+                grad = grad._values()
+            bad.append(~torch.isfinite(grad).all())
+        self._before = torch.stack(bad)
 
-    def after_update(self) -> str | None:
+    def after_update(self) -> None:
+        bad = []
         for name, parameter in self.named:
             rows = self._touched.get(name)
             values = parameter.detach() if rows is None else parameter.detach().index_select(0, rows)
-            if not bool(torch.isfinite(values).all()):
-                return f"the weight {name}"
-        return None
+            bad.append(~torch.isfinite(values).all())
+        self._steps.append(torch.cat([self._before, torch.stack(bad)]) if bad else self._before)
 
-    def _agree(self, found: str | None) -> str | None:
-        if not self.distributed:
-            return found
-        flag = torch.tensor([0.0 if found is None else 1.0])
-        if torch.distributed.get_backend() == "nccl":
-            flag = flag.cuda()
-        torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-        if found is None and float(flag) > 0:
-            return "a value on another worker"
-        return found
+    def problem(self) -> tuple[int, str] | None:
+        if not self._steps:
+            return None
+        mine = torch.stack(self._steps).to(torch.uint8)  # [steps, names]
+        self._steps = []
+        every = mine.clone()
+        if self.distributed:
+            torch.distributed.all_reduce(every, op=torch.distributed.ReduceOp.MAX)
+        agreed, own = torch.stack([every, mine]).tolist()  # the one host read
+        for step, (flags, own_flags) in enumerate(zip(agreed, own)):
+            if any(flags):
+                name = next((n for n, flag in zip(self.names, own_flags) if flag), "a value on another worker")
+                return step, name
+        return None

@@ -3,9 +3,13 @@
 Each worker reads its shard of every dataset once (``get_dataset_shard``) into memory, builds the recipe's training
 module from the run's seed, and walks its shard of ``train`` in an order seeded by (seed, epoch, rank), so a resumed
 run sees exactly the batches an uninterrupted one would. Each step: the module's loss, backward, the gradient
-exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard, the optimiser
-step. After each epoch rank 0 scores the dev set (:meth:`Recipe.validate`), keeps the selected epoch's exported
-embedder, logs to MLflow and writes a checkpoint.
+exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard's checks, the
+optimiser step. After each epoch rank 0 scores the dev set (:meth:`Recipe.validate`), keeps the selected epoch's
+exported embedder, logs to MLflow and writes a checkpoint.
+
+A step leaves its values on the device: the loss and its parts are summed there, the guard's checks queue there, and
+the host reads them only every ``CHECK_EVERY_STEPS`` steps, at a progress line and at the end of the epoch (on a GPU
+each read makes the host wait for the device; ``bench/bench_host_syncs.py`` counts what is left per step).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from parabit.tracking.run_tracker import RunTracker
 from parabit.training.batches import epoch_generator, load_shard, shuffled_batches, steps_per_epoch
 from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
 from parabit.training.exchange import GradientExchange
-from parabit.training.guard import Divergence, DivergenceGuard
+from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard
 from parabit.training.optimizers import build_optimizers, sparse_parameters
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
 
@@ -47,7 +51,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
     device = ray.train.torch.get_device()
 
     torch.manual_seed(config.seed)
-    module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.gradient_exchange == "sparse_rows")
+    module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.sparse_gradients)
     module = ray.train.torch.prepare_model(module, parallel_strategy=None)  # to the device; exchange is ours
     optimizers = build_optimizers(module, config.optim)
     exchange = GradientExchange(module)
@@ -89,7 +93,7 @@ def train_loop_per_worker(loop_config: dict) -> None:
         module.train()
         generator = epoch_generator(config.seed, epoch, rank, device)
         started = last_status = time.perf_counter()
-        totals, seen = {}, 0
+        totals, checked = EpochTotals(), 0
         for step, batch in enumerate(shuffled_batches(shards["train"], config.optim.batch_size, generator), 1):
             with autocast:
                 output = module(batch, Step(generator, shards, epoch + 1, step))
@@ -100,27 +104,26 @@ def train_loop_per_worker(loop_config: dict) -> None:
             exchange.average()
             if config.optim.clip_norm is not None and clipped:
                 torch.nn.utils.clip_grad_norm_(clipped, config.optim.clip_norm)
-            value = float(loss.detach())
-            problem = guard.before_update(value)
-            if problem is None:
-                for optimizer in optimizers:
-                    optimizer.step()
-                problem = guard.after_update()
-            if problem is not None:
-                _stop_diverged(Divergence(epoch + 1, step, problem), loop_config, config.name, rank)
-                return
-            size = len(batch["len_a"])
-            seen += size
-            for key, part in {"loss": value, **parts}.items():
-                totals[key] = totals.get(key, 0.0) + float(part) * size
+            guard.before_update(loss)
+            for optimizer in optimizers:
+                optimizer.step()
+            guard.after_update()
+            totals.add({"loss": loss, **parts}, len(batch["len_a"]))
+            if step % CHECK_EVERY_STEPS == 0:  # every worker reads at the same steps (a collective with several)
+                if _diverged(guard, epoch, checked, loop_config, config.name, rank):
+                    return
+                checked = step
             if rank == 0 and time.perf_counter() - last_status > STATUS_EVERY_SECONDS:
                 last_status = time.perf_counter()
                 print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} step {step}/{steps} "
-                      f"loss {totals['loss'] / seen:.4f}", flush=True)
+                      f"loss {totals.means()['loss']:.4f}", flush=True)
+        if _diverged(guard, epoch, checked, loop_config, config.name, rank):  # the epoch's last steps
+            return
         seconds = time.perf_counter() - started
         recipe.refit(module, prepared)
-        metrics = {"epoch": epoch + 1, **{key: total / max(seen, 1) for key, total in totals.items()},
-                   "pairs_per_second": seen * world / max(seconds, 1e-9), "epoch_seconds": seconds, "workers": world,
+        metrics = {"epoch": epoch + 1, **totals.means(),
+                   "pairs_per_second": totals.seen * world / max(seconds, 1e-9), "epoch_seconds": seconds,
+                   "workers": world,
                    "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
         if rank != 0:
             ray.train.report(metrics)
@@ -146,11 +149,40 @@ def train_loop_per_worker(loop_config: dict) -> None:
                                selected_dir)
 
 
+class EpochTotals:
+    """The running sums of an epoch's loss and its parts, each weighted by its batch's size: on the device for the
+    parts that are tensors (adding them makes the host wait for nothing), read in one go by :meth:`means`."""
+
+    def __init__(self):
+        self.sums: dict[str, torch.Tensor | float] = {}
+        self.seen = 0
+
+    def add(self, parts: dict[str, torch.Tensor | float], size: int) -> None:
+        self.seen += size
+        for key, part in parts.items():
+            value = part.detach().float() * size if isinstance(part, torch.Tensor) else float(part) * size
+            self.sums[key] = self.sums.get(key, 0.0) + value
+
+    def means(self) -> dict[str, float]:
+        keys = [key for key, total in self.sums.items() if isinstance(total, torch.Tensor)]
+        read = dict(zip(keys, torch.stack([self.sums[key] for key in keys]).tolist())) if keys else {}
+        return {key: read.get(key, total) / max(self.seen, 1) for key, total in self.sums.items()}
+
+
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:
     """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher."""
     if selection == "last" or selected is None or "dev_score" not in metrics:
         return True
     return selected.get("dev_score") is None or metrics["dev_score"] > selected["dev_score"]
+
+
+def _diverged(guard: DivergenceGuard, epoch: int, checked: int, loop_config: dict, name: str, rank: int) -> bool:
+    """Whether the guard found a non-finite value in the steps after step ``checked`` of (0-based) ``epoch``; if so
+    the worker is stopped (:func:`_stop_diverged`) at the first such step."""
+    problem = guard.problem()
+    if problem is not None:
+        _stop_diverged(Divergence(epoch + 1, checked + 1 + problem[0], problem[1]), loop_config, name, rank)
+    return problem is not None
 
 
 def _stop_diverged(divergence: Divergence, loop_config: dict, name: str, rank: int) -> None:

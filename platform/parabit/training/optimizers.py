@@ -26,6 +26,9 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
     dense = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]
     optimizers: list[torch.optim.Optimizer] = []
     if sparse:
+        # Adagrad builds its sparse updates from indices it made itself; saying so explicitly (checks off) also
+        # silences torch's "invariant checks are implicitly disabled" warning on every worker.
+        torch.sparse.check_sparse_tensor_invariants.disable()
         optimizers.append(SPARSE[config.name](sparse, lr=config.lr))
     if dense:
         options = {"amsgrad": True} if config.amsgrad else {}

@@ -196,6 +196,19 @@ class Recipe(ABC, Generic[ConfigT]):
         return None
 
 
+class ScoredOnDevSet:
+    """A :class:`Recipe` mixin: :meth:`validate` scores the exported embedder on the config's ``dev`` set (a
+    :class:`~parabit.evaluation.dev.DevSet` name), loaded once per worker."""
+
+    def validate(self, module: TrainingModule, prepared: PreparedData) -> dict[str, float]:
+        from parabit.evaluation.dev import DevSet
+
+        if not hasattr(self, "_dev"):
+            self._dev = DevSet(self.config.dev)
+        score, details = self._dev(self.export(module, prepared).encode)
+        return {"dev_score": score, **details}
+
+
 def recipe_at(path: str) -> type[Recipe]:
     """The recipe class at ``path`` (``module:ClassName``, :meth:`Recipe.path`), imported now."""
     module, _, name = path.partition(":")
