@@ -12,8 +12,10 @@ from __future__ import annotations
 from functools import partial
 
 from parabit.backtranslation import PipelineConfig, PipelineResult, PipelineRun
+from parabit.backtranslation.config import ingest_settings
 from parabit.backtranslation.backtranslate import backtranslate
 from parabit.backtranslation.ingest import ingest
+from parabit.data.heldout import heldout_sets
 from parabit.backtranslation.score import score
 from parabit.backtranslation.select import PAIRS_FILE, select
 
@@ -21,7 +23,8 @@ from parabit.backtranslation.select import PAIRS_FILE, select
 def run(config: PipelineConfig) -> PipelineResult:
     """Run (or resume) the pipeline; stages whose output is complete for this configuration are skipped."""
     with PipelineRun(config) as pipeline:
-        ingested = pipeline.stage("ingest", partial(ingest, config.sources), config.sources)
+        ingested = pipeline.stage("ingest", partial(ingest, config.sources, heldout=heldout_sets(config.heldout)),
+                                  ingest_settings(config))
         translated = pipeline.stage("backtranslate", partial(backtranslate, ingested, config.translation),
                                     config.translation, upstream=[ingested])
         scored = pipeline.stage("score", partial(score, translated, config.score), config.score.scoring_settings(),

@@ -14,13 +14,16 @@ from functools import partial
 from parabit.phrases import PhrasesConfig
 from parabit.phrases.stages import align, phrase_table, pivot
 from parabit.backtranslation import PipelineRun
+from parabit.backtranslation.config import ingest_settings
 from parabit.backtranslation.ingest import ingest
+from parabit.data.heldout import heldout_sets
 
 
 def run(config: PhrasesConfig) -> PipelineRun:
     """Run (or resume) the pipeline; stages whose output is complete for this configuration are skipped."""
     with PipelineRun(config) as pipeline:
-        ingested = pipeline.stage("ingest", partial(ingest, config.sources), config.sources)
+        ingested = pipeline.stage("ingest", partial(ingest, config.sources, heldout=heldout_sets(config.heldout)),
+                                  ingest_settings(config))
         aligned = pipeline.stage("align", partial(align, ingested, config.align), config.align, upstream=[ingested])
         table = pipeline.stage("phrase_table", partial(phrase_table, aligned, config.phrase_table, config.lang),
                                config.phrase_table, upstream=[aligned])

@@ -59,20 +59,34 @@ compile_project() {
 # The installer of the Python packages (see below), pinned like everything else.
 UV_VERSION=0.13.9
 
-# pip's package sources on this machine (its index, extra indexes, local wheel folders, a machine-wide constraint file)
-# as uv options, NUL-separated. pip's environment variables override its configuration files, as in pip itself.
-pip_sources() {
-    .venv/bin/pip config list | .venv/bin/python -c '
-import ast, sys
+# Python that reads `pip config list` on stdin into `settings` (each setting's values, as a list). pip's environment
+# variables override its configuration files, as in pip itself.
+PIP_SETTINGS='
+import ast, os, sys, urllib.parse, urllib.request
 settings = {}
 for line in sorted(sys.stdin, key=lambda line: line.startswith(":env:")):  # the environment wins
     name, _, value = line.rstrip("\n").partition("=")
     settings[name.rsplit(".", 1)[-1]] = ast.literal_eval(value).split()  # pip prints repr(value)
+'
+
+# pip's package sources on this machine (its index, extra indexes, local wheel folders, a machine-wide constraint file)
+# as uv options, NUL-separated.
+pip_sources() {
+    .venv/bin/pip config list | .venv/bin/python -c "$PIP_SETTINGS"'
 options = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
            "constraint": "--constraint"}
 for setting, option in options.items():
     for value in settings.get(setting, []):
         sys.stdout.write(f"{option}\0{value}\0")'
+}
+
+# pip's extra indexes that may hold project $1, space-separated: all but the local (file://) ones without its folder.
+extra_indexes_holding() {
+    .venv/bin/pip config list | .venv/bin/python -c "$PIP_SETTINGS"'
+def may_hold(url, project=sys.argv[1]):
+    parsed = urllib.parse.urlparse(url)
+    return parsed.scheme != "file" or os.path.isdir(os.path.join(urllib.request.url2pathname(parsed.path), project))
+print(" ".join(url for url in settings.get("extra-index-url", []) if may_hold(url)))' "$1"
 }
 
 # The stamp records what was installed; it changes only when pyproject.toml or the lock (constraints.txt) changes.
@@ -90,7 +104,13 @@ echo "setup: installing Python packages into .venv (about a minute on a fresh ma
 # configuration, so it gets the machine's package sources from pip (this machine's CPU build of torch lies in a local
 # wheel folder), and picks the best version across all indexes as pip does. torch==2.13.0 is named explicitly: nothing
 # can pull a CUDA build of it. If uv fails, pip installs the same packages.
-.venv/bin/pip install --quiet "uv==$UV_VERSION"
+# pip warns "Location 'file:///…/simple/uv/' is ignored: it is neither a file nor a directory." once for every local
+# (file://) extra index without a uv folder: that is how a local index says "not here" (an HTTP index's 404 passes
+# silently), not a problem to show on every fresh set-up. So uv comes from pip's own indexes less those
+# (PIP_EXTRA_INDEX_URL replaces the configured list; a blank one is an empty list). Nothing is filtered out of pip's
+# output, so whatever else it warns about still shows.
+UV_INDEXES="$(extra_indexes_holding uv)"
+PIP_EXTRA_INDEX_URL="${UV_INDEXES:- }" .venv/bin/pip install --quiet "uv==$UV_VERSION"
 mapfile -d '' PIP_SOURCES < <(pip_sources)
 if ! .venv/bin/uv pip install --quiet --no-progress --python .venv/bin/python --index-strategy unsafe-best-match \
         "${PIP_SOURCES[@]}" -c constraints.txt torch==2.13.0 -e ".[test,neural,teacher]"; then

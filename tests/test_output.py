@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 
 import pytest
@@ -58,17 +59,40 @@ def test_a_step_shows_its_elapsed_time_only_once_it_is_long(monkeypatch, capsys)
     assert err.endswith("\n")  # the line is finished, so the next log starts on its own line
 
 
-def test_a_progress_bar_counts_every_item_and_silences_the_elapsed_line(monkeypatch, capsys):
+def test_a_count_shows_done_of_total_its_rate_and_the_time_left_and_silences_the_elapsed_line(monkeypatch, capsys):
     monkeypatch.setattr(output, "ELAPSED_AFTER_S", 0.2)
+    monkeypatch.setattr(output, "LINE_EVERY_S", 0.35)
     with output.elapsed("outer step"):
         items = []
-        for item in output.progress(range(5), "counting", unit="item"):
+        for item in output.progress(range(5), "counting", total=5, unit="items"):
             time.sleep(0.15)
             items.append(item)
-    err = capsys.readouterr().err
+    lines = capsys.readouterr().err.splitlines()
     assert items == [0, 1, 2, 3, 4]
-    assert "counting: 100%" in err and "5/5" in err
-    assert "outer step" not in err
+    assert re.fullmatch(r"counting: [1-4]/5 items \(\d+%\), [\d.]+ items/s, 00:00 elapsed, about 00:0\d left", lines[0])
+    assert re.fullmatch(r"counting: 5/5 items \(100%\), [\d.]+ items/s, 00:00 elapsed", lines[-1])
+    assert not any("outer step" in line for line in lines)
+
+
+def test_in_a_log_file_progress_and_log_records_never_share_a_line(monkeypatch, capsys):
+    """Where stderr is no terminal (a log file, `ray job logs`), every update is a whole line of its own: a line
+    rewritten with \\r would share its line with the log record written in between."""
+    monkeypatch.setattr(output, "ELAPSED_AFTER_S", 0.2)
+    monkeypatch.setattr(output, "LINE_EVERY_S", 0.2, raising=False)
+    output.configure_output(verbose=False)
+    with output.elapsed("long step"):
+        time.sleep(0.5)
+        logging.getLogger("parabit.test").info("halfway there")
+        for _ in output.progress(range(3), "counting", total=3, unit="items"):
+            time.sleep(0.25)
+        time.sleep(0.5)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.splitlines()
+    assert len([line for line in lines if line.endswith("INFO parabit.test: halfway there")]) == 1
+    assert all(line.startswith(("long step: running for 00:0", "counting: ")) for line in lines
+               if "halfway there" not in line)
+    assert [line for line in lines if line.startswith("counting: 3/3 items (100%)")]
 
 
 def test_step_times_record_each_step_and_the_total():
@@ -113,3 +137,51 @@ def test_a_fault_ray_logs_with_a_traceback_is_one_line_on_the_console_and_whole_
         "ERROR Error in training function: ValueError: bad"]
     written = (tmp_path / "train.log").read_text()
     assert "Traceback (most recent call last)" in written and "more detail" in written
+
+
+class _CpuHolder:
+    """An actor that holds every CPU it is given."""
+
+    def ready(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def ray_data_warnings():
+    """The messages Ray Data's Dataset module logs at WARNING that its logger's filters let through."""
+    messages: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    logger, handler = logging.getLogger("ray.data.dataset"), Keep(logging.WARNING)
+    logger.addHandler(handler)
+    yield messages
+    logger.removeHandler(handler)
+
+
+def test_ray_datas_no_cpu_warning_stands_only_when_no_cpu_frees_up(ray_session, ray_data_warnings):
+    """Ray Data warns that a Dataset job "will hang" when a call finds no free CPU, also in the call materialize()
+    makes right after the tasks before it ended, before the cluster counts their CPUs as free: that false alarm is
+    dropped. A cluster whose CPUs an actor holds (where a Dataset job does wait) still gets Ray Data's warning."""
+    from ray.util.debug import reset_log_once
+
+    ray = ray_session
+    output.configure_output(verbose=False)
+    # What the lagging count produces: the warning, logged while CPUs are free.
+    logging.getLogger("ray.data.dataset").warning(
+        f"{output.RAY_DATA_NO_CPU_WARNING}. The Dataset job will hang unless more CPUs are freed up.")
+    assert ray_data_warnings == []
+
+    holder = ray.remote(num_cpus=ray.cluster_resources()["CPU"])(_CpuHolder).remote()
+    try:
+        ray.get(holder.ready.remote(), timeout=120)
+        deadline = time.monotonic() + 30
+        while ray.available_resources().get("CPU") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        reset_log_once("cpu_warning")  # Ray Data warns once per process: an earlier test may have had it
+        ray.data.from_items([1]).materialize()  # already in the object store: checked, nothing to schedule
+    finally:
+        ray.kill(holder)
+    assert [message for message in ray_data_warnings if message.startswith(output.RAY_DATA_NO_CPU_WARNING)]

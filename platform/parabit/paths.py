@@ -122,3 +122,14 @@ def output_root() -> Path:
     root = Path(configured).expanduser() if configured else project_root() / "outputs"
     root.mkdir(parents=True, exist_ok=True)
     return root.resolve()
+
+
+PIPELINE_REFERENCE = "pipeline:"
+
+
+def pipeline_stage(reference: str) -> Path:
+    """``pipeline:<name>/<stage>`` as the folder of that stage's output (``<output root>/pipelines/<name>/<stage>``,
+    where every pipeline writes it); any other value is a path, read from the project folder when relative."""
+    if reference.startswith(PIPELINE_REFERENCE):
+        return output_root() / "pipelines" / reference.removeprefix(PIPELINE_REFERENCE)
+    return project_path(reference)

@@ -11,6 +11,8 @@ import pytest
 from parabit.data.sick import read_sick
 from parabit.backtranslation.sick_translation import SICKTranslationConfig, read_translated_sick, run_sick_translation
 from parabit.backtranslation.stage import MANIFEST, StageOutput
+from parabit.recipes.siamese.config import SiameseDataConfig
+from parabit.recipes.siamese.data import load_splits
 from parabit.translate.apertium import apertium_pipeline
 
 FAULTY_STAGE = Path(__file__).parents[1] / "translate" / "faulty_stage.py"
@@ -76,3 +78,16 @@ def test_a_sentence_that_crashes_the_engine_quarantines_its_pair_with_the_reason
 def test_config_refuses_unknown_splits():
     with pytest.raises(ValueError, match="use some of"):
         SICKTranslationConfig(splits=("dev",))
+
+
+def test_the_siamese_default_reads_the_translation_where_translate_sick_writes_it(tmp_path, monkeypatch):
+    """`jobs/translate_sick.py` writes under $PARABIT_OUTPUT; a Spanish Siamese config with the default
+    data.translated_path reads that output, wherever $PARABIT_OUTPUT points."""
+    monkeypatch.setenv("PARABIT_OUTPUT", str(tmp_path / "elsewhere"))
+    stage = run_sick_translation(SICKTranslationConfig(max_pairs_per_split=2))
+    assert stage.path.is_relative_to(tmp_path / "elsewhere")
+
+    splits = load_splits(SiameseDataConfig(language="es", max_pairs_per_split=2))
+    trial = read_translated_sick(stage.path, "trial")
+    assert splits["dev"].text_a == trial["sentence_a"].to_pylist() and len(splits["dev"].text_a) == 2
+    assert splits["train"].text_b[0].startswith("Un ")  # Spanish, as Apertium wrote it

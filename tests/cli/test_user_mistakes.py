@@ -66,8 +66,10 @@ CASES = {
                           ["nowhere.parquet: data.path does not exist"]),
     "sweep: nan in the space": (["sweep", "--space", "{tmp}/space.yaml"], ["space.yaml", "nan is not a finite number"]),
     "sweep: zero trials": (["sweep", "--space", SPACE, "--num-samples", "0"], ["--num-samples", "0"]),
-    "sweep: bad --set": (["sweep", "--space", SPACE, "--set", "optim.lr=-1"], ["optim.lr: Input should be greater "
-                                                                              "than 0 (got -1)"]),
+    "sweep: bad --set": (["sweep", "--space", SPACE, "--set", "optim.clip_norm=-1"],
+                         ["optim.clip_norm: Input should be greater than 0 (got -1)"]),
+    "sweep: --set of a searched parameter": (["sweep", "--space", SPACE, "--set", "optim.lr=0.01"],
+                                             ["optim.lr is searched by this space"]),
     "evaluate: unknown baseline": (["evaluate", "--encoder", "glove-max", "--no-mlflow"],
                                    ["unknown baseline encoder 'glove-max'"]),
     "promote: no store": (["promote", "--name", "no-such-model"], ["no MLflow store at sqlite:///{tmp}/mlflow.db"]),

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -28,6 +29,8 @@ from parabit.sweeps.sweep import FINAL_METRIC, run_sweep
 
 def _runs(client, sweep):
     experiment = client.get_experiment_by_name("sweep-tests")
+    if experiment is None:  # a sweep being polled has not created it yet
+        return []
     return client.search_runs([experiment.experiment_id], filter_string=f"tags.`parabit.sweep` = '{sweep}'")
 
 
@@ -89,6 +92,34 @@ def _trials(client, sweep, status=None):
 EPOCHS = 12  # per trial (~0.5 s each): Ctrl-C, sent within a poll of a trial's first checkpoint, lands mid-trial
 
 
+def _sweep_process(write_space, tmp_path, name: str, parameters: dict):
+    """A grid sweep over ``parameters``, one trial at a time of EPOCHS short epochs, to run as a process of its own
+    with its own MLflow store and outputs: its command, environment, the store's client and the trials' folder."""
+    path = write_space(name, parameters, search={"algorithm": "grid", "max_concurrent_trials": 1},
+                       scheduler={"name": "fifo"},
+                       fixed={"optim.epochs": EPOCHS, "optim.batch_size": 8})  # small batches: epochs last ~0.5 s
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    outputs = tmp_path / "outputs"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": store, "PARABIT_OUTPUT": str(outputs)}
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, str(PROJECT_ROOT / "tuning" / "sweep.py"), "--space", path]
+    return command, env, MlflowClient(store, registry_uri=store), outputs / "sweeps" / name / "trials"
+
+
+def _ctrl_c_once(command: list[str], env: dict, ready, what: str, seconds: float = 300) -> subprocess.CompletedProcess:
+    """Start the sweep, send it Ctrl-C (SIGINT) once ``ready()`` (within ``seconds``), and wait for it to end."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        _wait_for(ready, what, process, seconds=seconds, poll=0.1)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 # Over 120 s (~3 min in the full suite on 2 cores): three sweep processes, each with its own Ray, and two trials of
 # EPOCHS epochs, each a Ray Train run with ~15-20 s of start-up. Ctrl-C lands in the first trial, so the second is left
 # for the run after the SIGKILL; fewer epochs let a trial finish between the poll that sees its first checkpoint and
@@ -99,32 +130,15 @@ def test_a_sweep_stopped_with_ctrl_c_then_killed_resumes_to_one_registered_best(
     resumes it (a trial continues from its checkpoint, not from scratch); killed again (SIGKILL, which nothing can
     catch) once that trial has finished, the same command still completes: every trial once (the finished one not
     trained or evaluated again), one model version, the summary up to date."""
-    path = write_space("restored", {"objective.margin": [1.0, 10.0]},
-                       search={"algorithm": "grid", "max_concurrent_trials": 1}, scheduler={"name": "fifo"},
-                       fixed={"optim.epochs": EPOCHS, "optim.batch_size": 8})  # small batches: epochs last ~0.5 s
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    command, env, client, trial_storage = _sweep_process(write_space, tmp_path, "restored",
+                                                         {"objective.margin": [1.0, 10.0]})
     outputs = tmp_path / "outputs"
-    env = {**os.environ, "MLFLOW_TRACKING_URI": store, "PARABIT_OUTPUT": str(outputs)}
-    env.pop("RAY_ADDRESS", None)
-    command = [sys.executable, str(PROJECT_ROOT / "tuning" / "sweep.py"), "--space", path]
-    client = MlflowClient(store, registry_uri=store)
-    trial_storage = outputs / "sweeps" / "restored" / "trials"
 
-    # 1. Ctrl-C once the first trial has checkpointed an epoch.
-    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-    try:
-        # The trial folders, not MLflow, are polled: they are cheap to look at, so the Ctrl-C lands early in the
-        # trial even on a fast machine.
-        def a_trial_checkpointed():
-            return any(_checkpointed(folder) for folder in trial_storage.glob("*"))
-
-        _wait_for(a_trial_checkpointed, "a trial checkpointed an epoch", first, poll=0.1)
-        first.send_signal(signal.SIGINT)
-        _, stderr = first.communicate(timeout=180)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    # 1. Ctrl-C once the first trial has checkpointed an epoch. The trial folders, not MLflow, are polled: they are
+    # cheap to look at, so the Ctrl-C lands early in the trial even on a fast machine.
+    first = _ctrl_c_once(command, env, lambda: any(_checkpointed(folder) for folder in trial_storage.glob("*")),
+                         "a trial checkpointed an epoch")
+    stderr = first.stderr
     assert first.returncode == 130, stderr[-3000:]
     assert re.search(r"interrupted: sweep restored interrupted after [01] of 2 trials; its state is saved", stderr)
     # The trials Ctrl-C stopped mid-way (with a checkpoint): they must continue from it, not start over.
@@ -231,3 +245,43 @@ def test_a_siamese_sweep_selects_on_dev_and_reports_the_sick_test_pearson_as_its
     assert trial.data.metrics[FINAL_METRIC] == pytest.approx(trial.data.metrics["sick-en/test/pearson"])
     (parent,) = [r for r in _runs(client, "siamese-small") if r.data.tags["parabit.kind"] == "sweep"]
     assert parent.data.metrics[FINAL_METRIC] == pytest.approx(summary.best_final_score)
+
+
+# Two sweep processes, each with its own Ray: lr 1e37 diverges in the first trial's first epoch, before its first
+# report; Ctrl-C lands in the second trial, which the same command then finishes.
+@pytest.mark.slow
+def test_a_trial_that_diverged_before_ctrl_c_stays_failed_is_not_trained_again_and_is_in_trials_csv(
+        write_space, tmp_path):
+    """Ctrl-C after a trial diverged leaves that trial's run FAILED (only the runs the interruption stopped become
+    KILLED); the resumed sweep does not train it again (its run is not reopened: its end time stays) and counts it
+    as an error; trials.csv has a row for it, with its parameters and why it failed, though it never reported."""
+    command, env, client, trial_storage = _sweep_process(write_space, tmp_path, "diverged-then-stopped",
+                                                         {"optim.lr": [1e37, 0.005]})
+
+    def diverged_run():
+        return [r for r in _trials(client, "diverged-then-stopped") if float(r.data.params.get("optim.lr", "nan")) == 1e37]
+
+    def the_other_trial_checkpointed():
+        failed = [r.info.run_name for r in diverged_run() if r.info.status == "FAILED"]
+        return failed and any(_checkpointed(folder) for folder in trial_storage.glob("*") if folder.name != failed[0])
+
+    first = _ctrl_c_once(command, env, the_other_trial_checkpointed,
+                         "the first trial diverged and the second checkpointed", seconds=600)
+    assert first.returncode == 130, first.stderr[-3000:]
+    (stopped,) = diverged_run()
+    assert stopped.info.status == "FAILED"  # it failed of its own fault before the Ctrl-C
+    assert [r.info.status for r in _trials(client, "diverged-then-stopped") if r.info.run_id != stopped.info.run_id
+            ] == ["KILLED"]
+
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "resuming the interrupted sweep" in rerun.stdout and "2 trials (1 error)" in rerun.stdout
+    (after,) = diverged_run()
+    assert after.info.status == "FAILED" and after.info.end_time == stopped.info.end_time  # never reopened
+    assert after.data.tags["mlflow.note.content"].startswith(f"training run {after.info.run_name} diverged at epoch 1")
+
+    (parent,) = [r for r in _runs(client, "diverged-then-stopped") if r.data.tags["parabit.kind"] == "sweep"]
+    table = pd.read_csv(client.download_artifacts(parent.info.run_id, "sweep/trials.csv", str(tmp_path)))
+    assert sorted(table["config/optim.lr"]) == [0.005, 1e37]
+    (failed_row,) = table[table["config/optim.lr"] == 1e37].to_dict("records")
+    assert "diverged at epoch 1" in failed_row["error"] and math.isnan(failed_row["dev_score"])

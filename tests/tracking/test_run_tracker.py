@@ -2,13 +2,19 @@
 
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
 
 import pytest
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 from mlflow.tracking import MlflowClient
 
+from parabit.cli import cli, run_command
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker, flatten_params
 from parabit.tracking.run_tracker import TrackingRefused, is_refusal
@@ -213,3 +219,67 @@ def test_a_report_logged_again_adds_no_metric_value(isolated_mlflow_store):
     assert {a.path for a in client.list_artifacts(run_id, "evaluation")} == {
         "evaluation/table.txt", "evaluation/scores.csv", "evaluation/summary.png"}
     assert tracker.logged_value("never-logged") is None
+
+
+def _store_refusing_uploads(tmp_path, experiment: str):
+    """Experiment ``experiment`` in the real MLflow store of the test, with an artifact location that cannot be
+    written (a file stands where its folder must be): every upload fails. Deleting the returned file mends it."""
+    blocker = tmp_path / "artifacts-blocked"
+    blocker.write_text("a file where the artifact folder must be")
+    MlflowClient(tracking_uri()).create_experiment(experiment, artifact_location=(blocker / "runs").as_uri())
+    return blocker
+
+
+def test_an_upload_that_had_to_wait_leaves_no_copy_once_it_lands(tmp_path, monkeypatch, isolated_mlflow_store):
+    staging = tmp_path / "tmp"
+    staging.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(staging))  # where the tracker stages its copies
+    blocker = _store_refusing_uploads(tmp_path, "uploads-refused-then-mended")
+    tracker = RunTracker("uploads-refused-then-mended", "lands-later")
+    run_id = tracker.start()
+    (tmp_path / "table.txt").write_text("scores")
+    tracker.log_artifact(tmp_path / "table.txt", "evaluation")
+    assert [path.name for path in staging.glob("parabit-artifact-*/*")] == ["table.txt"]  # refused: staged
+
+    blocker.unlink()  # the store takes uploads again
+    assert tracker.finish() is True
+    assert [a.path for a in MlflowClient(isolated_mlflow_store).list_artifacts(run_id, "evaluation")] == [
+        "evaluation/table.txt"]
+    assert not list(staging.iterdir())  # landed: its copy is gone
+
+
+def test_an_upload_that_cannot_land_before_the_process_exits_is_reported_with_its_replay_command(
+        tmp_path, monkeypatch, isolated_mlflow_store):
+    """A process that ends with an upload the store refused (here without closing its run, as a crash would) leaves
+    one line naming the `parabit replay` command, and no copy in the temporary directory; that command lands it."""
+    blocker = _store_refusing_uploads(tmp_path, "uploads-refused")
+    staging, outputs = tmp_path / "tmp", tmp_path / "outputs"
+    staging.mkdir()
+    (tmp_path / "summary.png").write_bytes(b"png")
+    script = textwrap.dedent("""
+        import sys
+        from parabit.output import configure_output
+        from parabit.tracking import RunTracker
+
+        configure_output(verbose=False)
+        tracker = RunTracker("uploads-refused", "never-lands")
+        tracker.start()
+        tracker.log_artifact(sys.argv[1], "evaluation")
+    """)
+    env = {**os.environ, "MLFLOW_TRACKING_URI": isolated_mlflow_store, "PARABIT_OUTPUT": str(outputs),
+           "TMPDIR": str(staging)}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "summary.png")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (report,) = [line for line in done.stderr.splitlines() if "parabit replay" in line]
+    (spool,) = (outputs / "mlflow-spool").glob("never-lands-*.json")
+    assert report.endswith(f"land them with `parabit replay {spool}` once the store is back")
+    assert not list(staging.iterdir())  # the copy waits beside its spool file, not in the temporary directory
+
+    blocker.unlink()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", isolated_mlflow_store)
+    assert run_command(cli, ["replay", str(spool)]) == 0
+    assert not list((outputs / "mlflow-spool").iterdir())  # spool file and copy gone once landed
+    client = MlflowClient(isolated_mlflow_store)
+    (run,) = client.search_runs([client.get_experiment_by_name("uploads-refused").experiment_id])
+    assert [a.path for a in client.list_artifacts(run.info.run_id, "evaluation")] == ["evaluation/summary.png"]

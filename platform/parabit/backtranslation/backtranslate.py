@@ -31,18 +31,17 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import ray
 
 from parabit.backtranslation.config import TranslationConfig
-from parabit.backtranslation.stage import DATA, REASON, REJECTS, StageOutput, reject_rows, write_rejects
+from parabit.backtranslation.stage import DATA, REASON, REJECTS, StageOutput, write_block
+from parabit.output import counting
 from parabit.translate.batches import INPUT_COLUMN, REJECT_TEXT, BacktranslateBatches
 
 log = logging.getLogger(__name__)
@@ -55,7 +54,6 @@ QUEUED_PER_ACTOR = 2
 # An actor that dies (its process, not a sentence: the engine isolates those) is restarted, and its calls re-run,
 # this many times before the stage fails.
 ACTOR_RESTARTS = 3
-PROGRESS_EVERY_S = 15.0
 
 
 def pool_size(config: TranslationConfig) -> int:
@@ -137,33 +135,11 @@ def backtranslate(ingested: StageOutput, config: TranslationConfig, workdir: Pat
     if ingested.rows_out == 0:
         return 0
     actors = start_actors(config, count)
-    started = last_report = time.perf_counter()
-    done = 0
     try:
-        for index, block in translate_blocks(input_blocks(ingested, rows), actors):
-            write_block(block, index, workdir, text_column=REJECT_TEXT[config.mode])
-            done += block.num_rows
-            if time.perf_counter() - last_report > PROGRESS_EVERY_S:
-                last_report = time.perf_counter()
-                log.info("backtranslate: %d of %d rows (%.0f rows/s, %d actors)", done, ingested.rows_out,
-                         done / (last_report - started), count)
+        with counting(f"stage backtranslate ({count} actors)", total=ingested.rows_out, unit="rows") as done:
+            for index, block in translate_blocks(input_blocks(ingested, rows), actors):
+                write_block(block, index, workdir, text_column=REJECT_TEXT[config.mode])
+                done.update(block.num_rows)
     finally:
         stop_actors(actors)
     return ingested.rows_out
-
-
-def write_block(block: pa.Table, index: int, workdir: Path, text_column: str) -> None:
-    """One translated block (a :data:`REASON` column, null for kept rows): its kept rows, without that column, to
-    ``workdir/data/part-<index>.parquet``; its failures as reject rows to ``workdir/rejects/part-<index>.parquet``."""
-    name = f"part-{index:06d}.parquet"
-    if block.num_rows == 0:
-        return
-    failed = pc.is_valid(block[REASON])
-    if not pc.any(failed).as_py():
-        pq.write_table(block.drop_columns([REASON]), workdir / DATA / name)
-        return
-    kept = block.filter(pc.invert(failed))
-    if kept.num_rows:
-        pq.write_table(kept.drop_columns([REASON]), workdir / DATA / name)
-    rejected = block.filter(failed)
-    write_rejects(reject_rows(rejected, rejected[REASON], text_column), workdir / REJECTS, name=name)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
 from parabit.config import Config, ConfigError
+from parabit.data.heldout import HeldoutSetting
 from parabit.filters import Filter, FilterError, build_filter, filter_class
 from parabit.paths import data_root, output_root
 from parabit.translate import TranslatorError, translator_class
@@ -176,7 +177,9 @@ class SelectConfig(Config):
 
 class PipelineConfig(Config):
     """The whole back-translation pipeline. Outputs go to ``output_dir`` (default
-    ``<output root>/pipelines/<name>``); one MLflow run per execution is logged to ``experiment``."""
+    ``<output root>/pipelines/<name>``); one MLflow run per execution is logged to ``experiment``.
+    ``heldout: exclude``: ingest rejects every pair that shares a sentence with the held-out evaluation sets
+    (:mod:`parabit.data.heldout`), so nothing made from them reaches training; ``keep`` (the default) ingests all."""
 
     name: str = Field("backtranslate", pattern=r"^[^/\s]+$")
     output_dir: str | None = None
@@ -185,6 +188,7 @@ class PipelineConfig(Config):
     translation: TranslationConfig = Field(default_factory=TranslationConfig)
     score: ScoreConfig = Field(default_factory=ScoreConfig)
     select: SelectConfig = Field(default_factory=SelectConfig)
+    heldout: HeldoutSetting = "keep"
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -211,6 +215,13 @@ class PipelineConfig(Config):
         return Path(self.output_dir).expanduser() if self.output_dir else output_root() / "pipelines" / self.name
 
 
+def ingest_settings(config: Any) -> Any:
+    """What a pipeline's ingest stage depends on (``config.sources`` and ``config.heldout``): the sources, and the
+    held-out rule when it excludes (at its default it is left out, so an ingest made before the rule existed stays
+    valid)."""
+    return config.sources if config.heldout == "keep" else (config.sources, {"heldout": config.heldout})
+
+
 def _plain(value: Any) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else str(value)
 
@@ -222,4 +233,4 @@ def fingerprint(*parts: Any) -> str:
 
 
 __all__ = ["ConfigError", "FilterConfig", "PipelineConfig", "ScoreConfig", "SelectConfig", "SourceConfig",
-           "TranslationConfig", "fingerprint"]
+           "TranslationConfig", "fingerprint", "ingest_settings"]

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from parabit.data.bitext import LANGUAGE_NAMES, TATOEBA_FILES, BitextPair, iter_line_aligned, iter_tatoeba
 from parabit.data.errors import DataFormatError, Quarantine
+from parabit.data.heldout import HeldoutSets
 from parabit.paths import data_path
 from parabit.backtranslation.config import SourceConfig
 from parabit.backtranslation.stage import DATA, REJECTS, write_rejects
@@ -44,20 +45,22 @@ def row_ids(file_name: str, lines: Sequence[int]) -> np.ndarray:
     ], dtype=np.int64)
 
 
-def read_source(source: SourceConfig, chunk_rows: int = ROWS_PER_FILE) -> Iterator[tuple[pa.Table, pa.Table]]:
+def read_source(source: SourceConfig, chunk_rows: int = ROWS_PER_FILE,
+                heldout: HeldoutSets | None = None) -> Iterator[tuple[pa.Table, pa.Table]]:
     """One input as a stream of (pairs, rejects) tables of at most ``chunk_rows`` pairs each, read lazily: rejects
-    carry the reader's reason for each bad line."""
+    carry the reader's reason for each bad line (with ``heldout``, also each pair sharing a sentence with the
+    held-out evaluation sets)."""
     if source.format == "parquet":
-        yield from _read_parquet(source, chunk_rows)
+        yield from _read_parquet(source, chunk_rows, heldout)
         return
     quarantine = Quarantine()
     if source.format == "tatoeba":
         path = source.resolve(source.path) if source.path else data_path("bitext", *TATOEBA_FILES[source.lang])
-        pairs = iter_tatoeba(path, lang=source.lang, quarantine=quarantine, limit=source.limit)
+        pairs = iter_tatoeba(path, lang=source.lang, quarantine=quarantine, limit=source.limit, heldout=heldout)
     else:
         path = source.resolve(source.path)
         pairs = iter_line_aligned(path, source.resolve(source.foreign_path), lang=source.lang,
-                                  quarantine=quarantine, limit=source.limit)
+                                  quarantine=quarantine, limit=source.limit, heldout=heldout)
     while chunk := list(islice(pairs, chunk_rows)):
         yield _pair_table(path.name, chunk), _drain(path.name, quarantine)
     yield _pair_table(path.name, []), _drain(path.name, quarantine)  # bad lines after the last good one
@@ -88,9 +91,10 @@ def _drain(file_name: str, quarantine: Quarantine) -> pa.Table:
     })
 
 
-def _read_parquet(source: SourceConfig, chunk_rows: int) -> Iterator[tuple[pa.Table, pa.Table]]:
-    """A parquet file with ``en`` and ``foreign`` columns, in record batches; a row with an empty or missing side is
-    rejected."""
+def _read_parquet(source: SourceConfig, chunk_rows: int,
+                  heldout: HeldoutSets | None) -> Iterator[tuple[pa.Table, pa.Table]]:
+    """A parquet file with ``en`` and ``foreign`` columns, in record batches; a row with an empty or missing side
+    (or, with ``heldout``, a held-out sentence) is rejected."""
     path = source.resolve(source.path)
     try:
         batches = pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=["en", "foreign"])
@@ -100,13 +104,14 @@ def _read_parquet(source: SourceConfig, chunk_rows: int) -> Iterator[tuple[pa.Ta
                 batch = batch.slice(0, max(source.limit - first_line + 1, 0))
             if batch.num_rows == 0:
                 break
-            yield _parquet_rows(path, source.lang, pa.Table.from_batches([batch]), first_line)
+            yield _parquet_rows(path, source.lang, pa.Table.from_batches([batch]), first_line, heldout)
             first_line += batch.num_rows
     except (FileNotFoundError, pa.ArrowInvalid) as err:
         raise DataFormatError(path, None, f"cannot read parquet columns 'en' and 'foreign': {err}") from None
 
 
-def _parquet_rows(path: Path, lang: str, table: pa.Table, first_line: int) -> tuple[pa.Table, pa.Table]:
+def _parquet_rows(path: Path, lang: str, table: pa.Table, first_line: int,
+                  heldout: HeldoutSets | None) -> tuple[pa.Table, pa.Table]:
     lines = np.arange(first_line, first_line + table.num_rows)
     pairs = pa.table({
         "row_id": row_ids(path.name, lines), "source": pa.repeat(path.name, table.num_rows), "line": lines,
@@ -115,6 +120,10 @@ def _parquet_rows(path: Path, lang: str, table: pa.Table, first_line: int) -> tu
     reason = pc.if_else(_blank(pairs["en"]), "empty English side",
                         pc.if_else(_blank(pairs["foreign"]), f"empty {LANGUAGE_NAMES.get(lang, lang)} "
                                    "side", pa.scalar(None, pa.string())))
+    if heldout is not None:
+        held = heldout.mask(pc.fill_null(pairs["en"], "").to_pylist(), pc.fill_null(pairs["foreign"], "").to_pylist(),
+                            lang)
+        reason = pc.if_else(pc.and_(pc.is_null(reason), pa.array(held)), heldout.reason, reason)
     bad = pc.is_valid(reason)
     rejects = pairs.filter(bad).select(["row_id", "source", "line"]).append_column("reason", reason.filter(bad))
     text = pc.binary_join_element_wise(pc.fill_null(pairs["en"], ""), pc.fill_null(pairs["foreign"], ""), "\t")
@@ -156,8 +165,10 @@ class FirstOccurrences:
         return pairs.filter(keep), pairs.filter(pc.invert(keep))
 
 
-def ingest(sources: Sequence[SourceConfig], workdir: Path, chunk_rows: int = ROWS_PER_FILE) -> int:
-    """Stage function: read ``sources``, write pairs to ``workdir/data`` and rejects to ``workdir/rejects``.
+def ingest(sources: Sequence[SourceConfig], workdir: Path, chunk_rows: int = ROWS_PER_FILE,
+           heldout: HeldoutSets | None = None) -> int:
+    """Stage function: read ``sources``, write pairs to ``workdir/data`` and rejects to ``workdir/rejects``; with
+    ``heldout``, every pair sharing a sentence with the held-out evaluation sets is a reject.
 
     Streams: each source is read ``chunk_rows`` pairs at a time, normalised, de-duplicated against everything
     before it and written as its own parquet part, so the driver holds one chunk (plus the digests of the distinct
@@ -167,7 +178,7 @@ def ingest(sources: Sequence[SourceConfig], workdir: Path, chunk_rows: int = ROW
     first_occurrences = FirstOccurrences()
     rows_in = parts = 0
     for source in sources:
-        for pairs, reader_rejects in read_source(source, chunk_rows):
+        for pairs, reader_rejects in read_source(source, chunk_rows, heldout):
             rows_in += pairs.num_rows + reader_rejects.num_rows
             pairs = pairs.set_column(4, "en", normalise(pairs["en"])).set_column(
                 5, "foreign", normalise(pairs["foreign"]))

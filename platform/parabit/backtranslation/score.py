@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import ray
 
-from parabit.filters import Filter, PairBatch
+from parabit.filters import Filter, PairBatch, filter_class
 from parabit.backtranslation.config import ScoreConfig
 from parabit.backtranslation.stage import REASON, StageOutput, write_split
 
@@ -53,7 +53,8 @@ def score_batch(batch: pa.Table, filters: list[Filter], holdout_fraction: float)
 
 def score(translated: StageOutput, config: ScoreConfig, workdir: Path) -> int:
     """Stage function: score ``translated`` pairs; scored rows to ``workdir/data``, held-out rows to rejects."""
-    table = translated.read_data(["row_id", "reference", "translation"])
+    extra = sorted({column for f in config.filters for column in filter_class(f.name).needs_columns})
+    table = translated.read_data(["row_id", "reference", "translation", *extra])
     filters = fit_filters(config, table.filter(holdout_mask(table["row_id"], config.holdout_fraction)))
     blocks = max(1, -(-translated.rows_out // config.batch_size))  # one block per batch: parallel scoring tasks
     # Ray Data 2.60 reads the files as one block whatever override_num_blocks says, which left one scoring task
@@ -64,6 +65,6 @@ def score(translated: StageOutput, config: ScoreConfig, workdir: Path) -> int:
         batch_size=config.batch_size,
         batch_format="pyarrow",
         num_cpus=0.5,  # leaves room on 2-core machines for the read tasks feeding it
-    ).materialize()
-    write_split(scored, workdir, text_column="translation")
+    )
+    write_split(scored, workdir, text_column="translation", rows=translated.rows_out, description="stage score")
     return translated.rows_out

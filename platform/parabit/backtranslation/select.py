@@ -17,12 +17,11 @@ import pyarrow.parquet as pq
 
 from parabit.filters import build_filter
 from parabit.backtranslation.config import FilterConfig, SelectConfig
-from parabit.paths import output_root, project_path
+from parabit.paths import PIPELINE_REFERENCE, output_root, pipeline_stage, project_path
 from parabit.backtranslation.stage import DATA, REJECTS, StageOutput, reject_rows, write_rejects
 
 PAIRS_FILE = "pairs.parquet"
 IDENTICAL_REASON = "back-translation identical to reference"
-PIPELINE_REFERENCE = "pipeline:"
 
 
 def selected_pairs(pipeline: str) -> Path:
@@ -37,7 +36,7 @@ def resolve_pairs_path(path: str) -> Path:
     ``pipeline:phrases_en_es/phrase_table``), or a path (relative ones are read from the project folder)."""
     if path.startswith(PIPELINE_REFERENCE):
         pipeline, _, stage = path.removeprefix(PIPELINE_REFERENCE).partition("/")
-        return output_root() / "pipelines" / pipeline / stage / DATA if stage else selected_pairs(pipeline)
+        return pipeline_stage(path) / DATA if stage else selected_pairs(pipeline)
     return project_path(path)
 
 

@@ -127,11 +127,16 @@ def run_sick_translation(config: SICKTranslationConfig) -> StageOutput:
                      lambda workdir: translate_sick(config, workdir))
 
 
+def translation_stage(path: str | Path) -> StageOutput | None:
+    """The complete SICK translation stage at ``path`` (``.../translate`` or its ``data/``), or None."""
+    path = Path(path)
+    return StageOutput.load(path) or StageOutput.load(path.parent)
+
+
 def read_translated_sick(path: str | Path, split: str) -> pa.Table:
     """The translated pairs of one split from a stage output folder (``.../translate`` or its ``data/``), in
     SICK's order; raises FileNotFoundError saying how to make it when the stage has not run."""
-    path = Path(path)
-    stage = StageOutput.load(path) or StageOutput.load(path.parent)
+    stage = translation_stage(path)
     if stage is None:
         raise FileNotFoundError(f"{path} is not a complete SICK translation stage (no manifest); make it with "
                                 "`python jobs/translate_sick.py` (see jobs/configs/siamese/sick_es.yaml)")

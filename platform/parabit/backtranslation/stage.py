@@ -29,9 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import ray
-from ray.data.expressions import col
 
-from parabit.output import elapsed
+from parabit.output import counting, elapsed
 
 log = logging.getLogger(__name__)
 
@@ -104,17 +103,35 @@ def reject_rows(rows: pa.Table, reason: str | pa.Array | pa.ChunkedArray, text_c
                     schema=REJECT_SCHEMA)
 
 
-def write_split(dataset: ray.data.Dataset, workdir: Path, text_column: str) -> None:
-    """Write a materialized dataset whose :data:`REASON` column is null for kept rows: kept rows (without that
-    column) to ``workdir/data``, the others as reject rows (their ``text_column`` as text) to ``workdir/rejects``."""
-    dataset.filter(expr=col(REASON).is_null()).drop_columns([REASON]).write_parquet(str(workdir / DATA))
-    dataset.filter(expr=col(REASON).is_not_null()).map_batches(
-        _as_rejects, fn_kwargs={"text_column": text_column}, batch_format="pyarrow",
-    ).write_parquet(str(workdir / REJECTS))
+def write_split(dataset: ray.data.Dataset, workdir: Path, text_column: str, *, rows: int | None = None,
+                description: str = "rows written") -> None:
+    """Write a dataset whose :data:`REASON` column is null for kept rows, block by block as Ray Data computes them
+    (:func:`write_block`), so its progress counts rows done (``description``, of ``rows`` when known): Ray Data's
+    bar in a terminal, lines in a log file."""
+    (workdir / DATA).mkdir(parents=True, exist_ok=True)
+    (workdir / REJECTS).mkdir(parents=True, exist_ok=True)
+    with counting(description, total=rows, unit="rows", engine_shows=True) as done:
+        for index, block in enumerate(dataset.iter_batches(batch_size=None, batch_format="pyarrow")):
+            write_block(block, index, workdir, text_column)
+            done.update(block.num_rows)
 
 
-def _as_rejects(batch: pa.Table, text_column: str) -> pa.Table:
-    return reject_rows(batch, batch[REASON], text_column)
+def write_block(block: pa.Table, index: int, workdir: Path, text_column: str) -> None:
+    """One block of a stage's rows (a :data:`REASON` column, null for kept rows): its kept rows, without that
+    column, to ``workdir/data/part-<index>.parquet``; the others as reject rows (their ``text_column`` as text) to
+    ``workdir/rejects/part-<index>.parquet``."""
+    name = f"part-{index:06d}.parquet"
+    if block.num_rows == 0:
+        return
+    failed = pc.is_valid(block[REASON])
+    if not pc.any(failed).as_py():
+        pq.write_table(block.drop_columns([REASON]), workdir / DATA / name)
+        return
+    kept = block.filter(pc.invert(failed))
+    if kept.num_rows:
+        pq.write_table(kept.drop_columns([REASON]), workdir / DATA / name)
+    rejected = block.filter(failed)
+    write_rejects(reject_rows(rejected, rejected[REASON], text_column), workdir / REJECTS, name=name)
 
 
 def write_rejects(rows: pa.Table, folder: Path, name: str = "part-0.parquet") -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from parabit.data.errors import DataFormatError, lookup
 from parabit.data.lines import iter_table
 from parabit.paths import data_path
@@ -44,4 +47,29 @@ def read_sick(split: str = "test", path: str | Path | None = None) -> list[SICKP
         if entailment not in ENTAILMENT_LABELS:
             raise DataFormatError(path, number, f"unknown entailment label {entailment!r}")
         pairs.append(SICKPair(pair_number, sentence_a, sentence_b, relatedness, entailment, number))
+    return pairs
+
+
+STAGE_MANIFEST = "_MANIFEST.json"  # what marks a pipeline stage's output complete (parabit.backtranslation.stage)
+
+
+def read_translated_sick(folder: str | Path, split: str = "test") -> list[tuple[SICKPair, SICKPair]]:
+    """The SICK pairs of ``split`` that ``parabit translate-sick`` translated (its stage folder, ``.../translate``,
+    or that folder's ``data/``), in SICK's order: (English pair, translated pair) each, with the gold score. A pair
+    the engine failed on is not there. Raises FileNotFoundError saying how to make the translation."""
+    lookup(SICK_FILES, split, "SICK split")
+    folder = Path(folder)
+    stage = next((f for f in (folder, folder.parent) if (f / STAGE_MANIFEST).is_file()), None)
+    if stage is None:
+        raise FileNotFoundError(f"{folder} is not a complete SICK translation (no {STAGE_MANIFEST}); make it with "
+                                "`parabit translate-sick` (e.g. --config jobs/configs/siamese/sick_es.yaml)")
+    table = pq.read_table(stage / "data")
+    table = table.filter(pc.equal(table["split"], split))
+    table = table.take(pc.sort_indices(table, [("line", "ascending")]))
+    pairs = []
+    for row in table.to_pylist():
+        english = SICKPair(row["row_id"], row["sentence_a_en"], row["sentence_b_en"], row["relatedness"],
+                           row["entailment"], row["line"])
+        pairs.append((english, SICKPair(row["row_id"], row["sentence_a"], row["sentence_b"], row["relatedness"],
+                                        row["entailment"], row["line"])))
     return pairs

@@ -221,6 +221,9 @@ def load_space(path: str | Path, num_samples: int | None = None, overrides: dict
     root = space.config_class()
     for dotted in spec.fixed:
         check_field_path(root, dotted, where)
+        if dotted in spec.parameters:
+            raise ConfigError(f"{where}: {dotted} is searched by this space (parameters:); a fixed value or --set "
+                              "would be overwritten by every trial's draw: remove it from one of the two")
     for path_name, values in spec.parameters.items():
         check_field_path(root, path_name, where)
         if isinstance(values, ConditionalValues):

@@ -42,7 +42,8 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
-from parabit.training import RunStopped, check_resources, evaluate_checkpoint, open_tracker, remember_run, run_training
+from parabit.training import (Divergence, RunStopped, TrainingDiverged, check_resources, evaluate_checkpoint,
+                              open_tracker, remember_run, run_directory, run_training)
 from parabit.sweeps.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,11 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     name = trial_name(context.space, tune.get_context().get_trial_id())
     config = context.space.trial_config(_trial_params(trial_config), name=name)
     config.storage_path = str(Path(context.directory) / "trials")
+    # A trial that diverged before the sweep was stopped would diverge again at the same step: the restore resumes
+    # errored trials (for those the interruption made fail), but this one fails again at once, without training.
+    diverged = Divergence.load(run_directory(config))
+    if diverged is not None:
+        raise TrainingDiverged(diverged.message(name))
     result = run_training(recipe_for(config), kind="trial", parent_run_id=context.parent_run_id,
                           tags={tags.SWEEP: context.space.name, tags.COMMAND: context.command},
                           tracking_uri=context.tracking_uri, callbacks=[TuneReportCallback()], register=False,
@@ -192,10 +198,11 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
         context = SweepContext(space, str(directory), parent.run_id, parent.uri, command_line())
         trainable = tune.with_resources(tune.with_parameters(run_trial, context=context), TRIAL_DRIVER_RESOURCES)
         started = time.perf_counter()
-        results = _tuner(space, trainable, directory).fit()
+        with _TuneInterruption() as stop:
+            results = _tuner(space, trainable, directory).fit()
         seconds = time.perf_counter() - started
         ended = results.num_terminated + results.num_errors
-        interrupted = ended < space.trial_count or any(_interrupted(r.error) for r in results)
+        interrupted = stop.seen or ended < space.trial_count or any(_interrupted(r.error) for r in results)
         _close_trial_runs(parent.uri, space, results, interrupted=interrupted)
         if interrupted:
             raise SweepInterrupted(f"sweep {space.name} interrupted after {ended} of {space.trial_count} trials; "
@@ -209,7 +216,6 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
 
 def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: float) -> SweepSummary:
     """Evaluate the best trial in full, write the sweep's summary on the parent run, register the best model."""
-    frame = results.get_dataframe()
     best = _best_result(space, results)
     best_params = _trial_params(best.config)
     best_name = trial_name(space, best.metrics["trial_id"])
@@ -218,12 +224,12 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
     recipe = recipe_for(best_config)
     evaluation, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
     parent.log_report(evaluation.report, title=f"{space.name}: best trial")
-    _log_trials_table(parent, frame)
+    _log_trials_table(parent, results)
     score = float(best.metrics[space.search.metric])
     # From the full evaluation, not the trial's report: a trial ASHA stopped early never reported one.
     final = recipe.final_score(evaluation.report)
     parent.set_tags({"parabit.sweep.best_trial": best_name, "parabit.sweep.best_params": json.dumps(best_params)})
-    trials = len(results)  # the table (get_dataframe) leaves out a trial that failed before its first report
+    trials = len(results)
     parent.log_metrics({"best/dev_score": score, FINAL_METRIC: final, "sweep_seconds": seconds,
                         "trials": float(trials), "errors": float(results.num_errors)})
     parent.log_dict({"best_trial": best_name, "best_params": best_params, "best_dev_score": score,
@@ -250,6 +256,26 @@ def _best_result(space: SearchSpace, results: tune.ResultGrid) -> tune.Result:
     return (max if space.search.mode == "max" else min)(candidates, key=lambda r: r.metrics[metric])
 
 
+class _TuneInterruption(logging.Handler):
+    """Whether Tune's ``fit()`` was stopped by Ctrl-C, which it says only in its log ("Experiment has been
+    interrupted, but the most recent state was saved"): the trials it stopped count as terminated in the results it
+    returns, so with no trial left pending an interrupted sweep looked complete. (Its saved state resumes them.)"""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen = self.seen or record.getMessage().startswith("Experiment has been interrupted")
+
+    def __enter__(self) -> "_TuneInterruption":
+        logging.getLogger("ray.tune.tune").addHandler(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        logging.getLogger("ray.tune.tune").removeHandler(self)
+
+
 def _interrupted(error: BaseException | None) -> bool:
     """Whether a trial ended because the sweep was interrupted (Ctrl-C reaches the trial's process too, which then
     fails with KeyboardInterrupt, possibly wrapped by Ray), not because of a fault of its own."""
@@ -263,26 +289,48 @@ def _interrupted(error: BaseException | None) -> bool:
 def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) -> None:
     """Close every trial's child run that its trial could not close: after an interruption every unfinished one is
     ``KILLED``, also one the interruption made fail on its way down (their trials resume with the same command,
-    reopening them); after a complete sweep a trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED``
-    (its last dev score is already in its run)."""
+    reopening them), but a run that failed of its own fault (it diverged) stays ``FAILED``; after a complete sweep a
+    trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED`` (its last dev score is already in its run)."""
     client = MlflowClient(uri)
     errored = {trial_name(space, r.metrics["trial_id"]) for r in results
-               if r.error is not None and (r.metrics or {}).get("trial_id")}
+               if r.error is not None and not _interrupted(r.error) and (r.metrics or {}).get("trial_id")}
     unfinished = {"RUNNING", "FAILED"} if interrupted else {"RUNNING"}
     for run in client.search_runs(
         experiment_ids=[e.experiment_id for e in client.search_experiments()],
         filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial'",
     ):
-        if run.info.status not in unfinished:
+        if run.info.status not in unfinished or (run.info.status == "FAILED" and run.info.run_name in errored):
             continue
         status = "KILLED" if interrupted else "FAILED" if run.info.run_name in errored else "FINISHED"
         client.set_terminated(run.info.run_id, status=status)
 
 
-def _log_trials_table(parent: RunTracker, frame: pd.DataFrame) -> None:
-    columns = [c for c in frame.columns if c.startswith("config/") or c in (
-        "trial_id", "epoch", "dev_score", "loss", FINAL_METRIC)]
+def _trials_table(results) -> pd.DataFrame:
+    """One row per trial, a trial that failed before its first report too (Tune's ``get_dataframe`` leaves it out):
+    its id and parameters, its last report's epoch, dev score, loss and final score, and its error (the last line
+    of Tune's message, which names the exception)."""
+    rows = []
+    for result in results:
+        metrics = result.metrics or {}
+        error = str(result.error).strip().splitlines() if result.error is not None else []
+        rows.append({"trial_id": metrics.get("trial_id"),
+                     **{f"config/{key}": value for key, value in _trial_params(_result_config(result)).items()},
+                     **{key: metrics.get(key) for key in ("epoch", "dev_score", "loss", FINAL_METRIC)},
+                     "error": error[-1] if error else ""})
+    return pd.DataFrame(rows)
+
+
+def _result_config(result) -> dict:
+    """A trial's config: from its last report, else from the ``params.json`` Tune writes as the trial starts (a
+    trial that never reported, restored from disk, has no report to carry it)."""
+    if result.config:
+        return result.config
+    params = Path(result.path) / "params.json"
+    return json.loads(params.read_text()) if params.is_file() else {}
+
+
+def _log_trials_table(parent: RunTracker, results) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "trials.csv"
-        frame[columns].to_csv(path, index=False)
+        _trials_table(results).to_csv(path, index=False)
         parent.log_artifact(path, "sweep")

@@ -13,6 +13,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,9 @@ from parabit.paths import output_root
 from parabit.runlock import one_builder
 from parabit.teacher.model import TEACHER_DIM, TeacherEncoder, require_teacher, teacher_id
 
+if TYPE_CHECKING:
+    from parabit.teacher.contextual import ContextualSums
+
 log = logging.getLogger(__name__)
 
 ENCODE_BATCH = 512
@@ -30,28 +34,42 @@ ENCODE_BATCH = 512
 TABLE_RMS = 0.69
 
 
-def encode_with_ray(texts: list[str], actors: int = 2, batch_size: int = ENCODE_BATCH) -> np.ndarray:
+def encode_with_ray(texts: list[str], actors: int = 2, batch_size: int = ENCODE_BATCH,
+                    description: str = "teacher: sentences", unit: str = "sentences") -> np.ndarray:
     """The teacher's vectors of ``texts`` (in their order), computed by a pool of up to ``actors`` Ray actors with
-    one CPU each: no more than there are blocks of texts (each actor loads the teacher, ~5 s of CPU)."""
+    one CPU each: no more than there are blocks of texts (each actor loads the teacher, ~5 s of CPU). Its progress
+    (``description``: texts done of all, their rate, the time left) is Ray Data's bar in a terminal and lines in a
+    log file (:func:`parabit.output.counting`)."""
+    from parabit.output import counting
+
+    if not texts:
+        return np.zeros((0, TEACHER_DIM), dtype=np.float32)
+    encoded = teacher_dataset(texts, TeacherEncoder, actors, batch_size)
+    vectors = np.zeros((len(texts), TEACHER_DIM), dtype=np.float32)
+    with counting(description, total=len(texts), unit=unit, engine_shows=True) as done:
+        for batch in encoded.iter_batches(batch_size=None, batch_format="numpy"):
+            vectors[batch["index"]] = np.stack(batch["embedding"])
+            done.update(len(batch["index"]))
+    return vectors
+
+
+def teacher_dataset(texts: list[str], encoder_class: type, actors: int = 2, batch_size: int = ENCODE_BATCH):
+    """A Ray Dataset of ``index``/``text`` rows mapped by ``encoder_class`` (a batch-inference class that loads the
+    teacher once per actor) on a pool of up to ``actors`` actors with one CPU each: no more than there are blocks of
+    texts (each actor loads the teacher, ~5 s of CPU)."""
     import ray
 
     from parabit.ray_runtime import init_ray
 
-    if not texts:
-        return np.zeros((0, TEACHER_DIM), dtype=np.float32)
     init_ray()
     table = pa.table({"index": np.arange(len(texts)), "text": texts})
     rows = batch_size * 8  # blocks of a few batches: every actor has work, and progress is seen early
     # Blocks made here, not by repartition: its split tasks would wait for CPUs the actor pool holds.
     blocks = [table.slice(start, rows) for start in range(0, len(texts), rows)]
-    dataset = ray.data.from_arrow(blocks)
     # (No constructor arguments: Ray keeps those in the object store and warns that a restarted actor may lose them.)
     pool = ray.data.ActorPoolStrategy(size=min(actors, len(blocks)))
-    encoded = dataset.map_batches(TeacherEncoder, batch_size=batch_size, batch_format="numpy", compute=pool, num_cpus=1)
-    vectors = np.zeros((len(texts), TEACHER_DIM), dtype=np.float32)
-    for batch in encoded.iter_batches(batch_size=None, batch_format="numpy"):
-        vectors[batch["index"]] = np.stack(batch["embedding"])
-    return vectors
+    return ray.data.from_arrow(blocks).map_batches(encoder_class, batch_size=batch_size, batch_format="numpy",
+                                                   compute=pool, num_cpus=1)
 
 
 @dataclass
@@ -81,7 +99,7 @@ class WordVectorCache:
                 started = time.perf_counter()
                 log.info("encoding %s words with the teacher on up to %d actor(s) (%s cached)", f"{len(missing):,}",
                          actors, f"{len(known):,}")
-                vectors = encode_with_ray(missing, actors)
+                vectors = encode_with_ray(missing, actors, description="teacher: word vectors", unit="words")
                 self._append(missing, vectors)
                 log.info("%s words encoded in %.0f s", f"{len(missing):,}", time.perf_counter() - started)
                 known.update(zip(missing, vectors))
@@ -116,32 +134,56 @@ def reduce_dimensions(vectors: np.ndarray, dim: int, rms: float = TABLE_RMS) -> 
     return (reduced * (rms / np.sqrt(np.mean(reduced ** 2)))).astype(np.float32)
 
 
-def table_digest(words: list[str], dim: int) -> str:
-    """What a reduced table is keyed by: its words (in order), its dimension and the teacher."""
+@dataclass(frozen=True)
+class ContextualBlend:
+    """How much of a word's contextual vector its distilled vector takes: ``weight`` for a word seen in at least
+    ``min_count`` sentences of ``sums`` (a :class:`~parabit.teacher.contextual.ContextualSums`); the others keep
+    their vector encoded alone."""
+
+    weight: float
+    min_count: int
+    sums: "ContextualSums"
+
+    def key(self) -> str:
+        return f"contextual|{self.weight}|{self.min_count}|{self.sums.digest()}"
+
+
+def table_digest(words: list[str], dim: int, blend: ContextualBlend | None = None) -> str:
+    """What a reduced table is keyed by: its words (in order), its dimension, the teacher, and any contextual blend."""
     digest = hashlib.sha256(f"{teacher_id()}|{dim}|".encode())
     digest.update("\n".join(words).encode())
+    if blend is not None:
+        digest.update(blend.key().encode())
     return digest.hexdigest()[:16]
 
 
-def distilled_table_path(words: list[str], dim: int, root: Path | None = None) -> Path:
-    return (root or output_root() / "teacher") / teacher_id() / "tables" / f"{table_digest(words, dim)}.npy"
+def distilled_table_path(words: list[str], dim: int, root: Path | None = None,
+                         blend: ContextualBlend | None = None) -> Path:
+    return (root or output_root() / "teacher") / teacher_id() / "tables" / f"{table_digest(words, dim, blend)}.npy"
 
 
-def build_distilled_table(words: list[str], dim: int, actors: int = 2, root: Path | None = None) -> Path:
-    """The ``[len(words), dim]`` table of distilled vectors of ``words`` (built once; the cached file after that)."""
-    path = distilled_table_path(words, dim, root)
+def build_distilled_table(words: list[str], dim: int, actors: int = 2, root: Path | None = None,
+                          blend: ContextualBlend | None = None) -> Path:
+    """The ``[len(words), dim]`` table of distilled vectors of ``words`` (built once; the cached file after that);
+    with a ``blend``, the words seen in context move towards their contextual vectors before the reduction."""
+    path = distilled_table_path(words, dim, root, blend)
     with one_builder(path.with_suffix(".lock")):
         if not path.is_file():
             vectors = WordVectorCache(root).lookup(words, actors).vectors
+            if blend is not None:
+                vectors, moved = blend.sums.blend(words, vectors, blend.weight, blend.min_count)
+                log.info("%s of %s words start from their contextual vectors (weight %s)", f"{moved:,}",
+                         f"{len(words):,}", blend.weight)
             temporary = path.with_suffix(".tmp.npy")
             np.save(temporary, reduce_dimensions(vectors, dim))
             temporary.rename(path)
     return path
 
 
-def load_distilled_table(words: list[str], dim: int, root: Path | None = None) -> np.ndarray:
+def load_distilled_table(words: list[str], dim: int, root: Path | None = None,
+                         blend: ContextualBlend | None = None) -> np.ndarray:
     """The table :func:`build_distilled_table` made for ``words``; a clear error when it was not built."""
-    path = distilled_table_path(words, dim, root)
+    path = distilled_table_path(words, dim, root, blend)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no distilled table for these {len(words):,} words at dim {dim}; "
                                 "the run's driver builds it before training (Recipe.prepare)")

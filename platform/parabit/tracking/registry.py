@@ -105,7 +105,7 @@ def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, n
         version = str(info.registered_model_version)
         client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
         client.update_model_version(name, version, description=f"{config.name}: {command_line()}")
-        for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder)}.items():
+        for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder, promotion_dev_set(config))}.items():
             client.set_model_version_tag(name, version, key, value)
         if alias:
             set_alias(tracker.uri, name, alias, version)
@@ -131,13 +131,24 @@ def set_alias(uri: str, name: str, alias: str, version: str) -> None:
     MlflowClient(uri, registry_uri=uri).set_registered_model_alias(name, alias, str(version))
 
 
-def dev_tags(embedder: SentenceEmbedder) -> dict[str, str]:
-    """The version tags that :func:`promote_champion` compares: the dev score and its parts."""
+def promotion_dev_set(config) -> str:
+    """The dev set the registered versions of ``config``'s model are compared by: its config class's
+    ``promotion_dev_set`` (a bilingual model: Tatoeba dev retrieval), else
+    :data:`~parabit.evaluation.dev.PROMOTION_DEV_SET`."""
+    from parabit.evaluation.dev import PROMOTION_DEV_SET
+
+    return getattr(config, "promotion_dev_set", PROMOTION_DEV_SET)
+
+
+def dev_tags(embedder: SentenceEmbedder, dev_set: str | None = None) -> dict[str, str]:
+    """The version tags that :func:`promote_champion` compares: the score on ``dev_set`` (default
+    :data:`~parabit.evaluation.dev.PROMOTION_DEV_SET`) and its parts."""
     from parabit.evaluation.dev import PROMOTION_DEV_SET, DevSet
 
-    score, details = DevSet(PROMOTION_DEV_SET)(embedder.encode)
+    dev_set = dev_set or PROMOTION_DEV_SET
+    score, details = DevSet(dev_set)(embedder.encode)
     parts = {f"parabit.{key}": f"{value:.6f}" for key, value in details.items() if key.count("/") == 1}
-    return {DEV_SCORE_TAG: f"{score:.6f}", DEV_SET_TAG: PROMOTION_DEV_SET, **parts}
+    return {DEV_SCORE_TAG: f"{score:.6f}", DEV_SET_TAG: dev_set, **parts}
 
 
 def promote_champion(name: str, *, version: str | None = None, dry_run: bool = False, uri: str | None = None) -> str:
@@ -215,3 +226,18 @@ def check_model_uri(model_uri: str, uri: str | None = None) -> str:
     if version is not None and (not version.isdigit() or int(version) not in numbers):
         raise ConfigError(f"model {model_uri!r}: {name!r} has no version {version!r}; it has {described}")
     return model_uri
+
+
+def pinned_model_uri(model_uri: str, uri: str | None = None) -> str:
+    """``models:/NAME@ALIAS`` as the version the alias points at now (``models:/NAME/VERSION``), so what a pipeline
+    stage records as its model stays the same model when the alias moves later; any other URI as given."""
+    import re
+
+    from parabit.tracking.store import tracking_uri
+
+    match = re.fullmatch(r"models:/([^/@]+)@([^/]+)", model_uri)
+    if match is None:
+        return model_uri
+    uri = uri or tracking_uri()
+    version = MlflowClient(uri, registry_uri=uri).get_model_version_by_alias(*match.groups()).version
+    return f"models:/{match.group(1)}/{version}"

@@ -7,8 +7,13 @@ request, a param logged again with another value) is a bug in the caller, not an
 ``finish()``) replays the queue, creating the run first if even that had failed; after a failure, automatic retries
 wait :data:`RETRY_INTERVAL_S` (a down server costs seconds per attempt, and the work must not pay that every step),
 while ``finish()`` always tries. Nothing is lost as long as the server is back before the process ends; what is
-still queued then is written to a JSON spool file whose path is logged, so it can be replayed by hand
+still queued then is written to a JSON spool file, reported in one line with the command that lands it
 (``parabit replay SPOOL``).
+
+An artifact whose upload has to wait is copied first (:data:`STAGED_PREFIX` folders in the temporary directory), so
+the caller may delete its own file. Each copy is deleted as soon as its upload lands; at the end of the process (a
+run left without ``finish()`` included) every copy still waiting is tried once more, and what cannot land then moves
+beside its spool file and is reported with it: no copy is left behind unreported.
 
 Per-step metrics that other processes log live (Ray Train's rank-0 worker) can be lost with those processes, or
 logged twice when a killed worker repeats an epoch; :meth:`RunTracker.log_history` is the driver's catch-up: it
@@ -17,12 +22,14 @@ writes exactly the steps the run does not have yet, when the store is reachable,
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +50,8 @@ log = logging.getLogger(__name__)
 
 MAX_PARAM_LENGTH = 6000
 RETRY_INTERVAL_S = 20.0
+# The folders (one per file, in the temporary directory) that hold the copy of an artifact whose upload waits.
+STAGED_PREFIX = "parabit-artifact-"
 
 # MLflow error codes that mean the store answered and said no: retrying the same call can never succeed.
 REFUSALS = frozenset({"INVALID_PARAMETER_VALUE", "BAD_REQUEST", "RESOURCE_ALREADY_EXISTS", "RESOURCE_DOES_NOT_EXIST",
@@ -97,6 +106,7 @@ class RunTracker:
         self.client = MlflowClient(self.uri)
         self._pending: list[tuple[str, tuple, dict]] = []
         self._retry_at = 0.0  # no automatic delivery attempt before this time.monotonic()
+        self.spool_file: Path | None = None  # where finish() saved what the store did not take, if it had to
 
     # -- life cycle -----------------------------------------------------------------------------------------
     def start(self) -> str | None:
@@ -135,7 +145,8 @@ class RunTracker:
         self.finish()
 
     def finish(self, status: str = "FINISHED") -> bool:
-        """Replay anything queued and close the run. Returns True when everything reached the store."""
+        """Replay anything queued and close the run. Returns True when everything reached the store; otherwise the
+        rest is saved to :attr:`spool_file` and reported in one line with its ``parabit replay`` command."""
         self._call("set_terminated", status=status)
         delivered = self.flush(force=True)
         if not delivered:
@@ -212,9 +223,10 @@ class RunTracker:
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
         """Upload a file. If it has to wait for the store, a private copy is queued (callers may delete theirs)."""
         if not self._call("log_artifact", local_path=str(path), artifact_path=artifact_path):
-            staged = Path(tempfile.mkdtemp(prefix="parabit-artifact-")) / Path(path).name
+            staged = Path(tempfile.mkdtemp(prefix=STAGED_PREFIX)) / Path(path).name
             shutil.copy2(path, staged)
             self._pending[-1][2]["local_path"] = str(staged)
+            _STAGING.add(self)
 
     def log_dataset(self, name: str, digest: str, source: str, profile: Mapping[str, Any],
                     context: str = "training") -> None:
@@ -269,12 +281,22 @@ class RunTracker:
             except Exception as err:  # noqa: BLE001 - an outage is queued; a refusal re-raised below
                 if is_refusal(err):
                     self._pending.pop(0)
+                    if method == "log_artifact":
+                        _discard_staged(kwargs["local_path"])
                     raise TrackingRefused(f"MLflow refused {method} on run {self.run_id}: {err}") from err
                 log.warning("MLflow %s failed (%s); %d call(s) queued for retry.", method, err, len(self._pending))
                 self._retry_at = time.monotonic() + RETRY_INTERVAL_S
                 return False
             self._pending.pop(0)
+            if method == "log_artifact":
+                _discard_staged(kwargs["local_path"])
         return True
+
+    @property
+    def staged(self) -> list[Path]:
+        """The copies of artifacts waiting for the store (see the module docstring)."""
+        return [Path(kwargs["local_path"]) for method, _, kwargs in self._pending
+                if method == "log_artifact" and _is_staged(kwargs["local_path"])]
 
     # Queued calls carried out by the tracker itself (a few client calls each), not by the MLflow client.
     _OWN_CALLS = frozenset({"log_missing_steps", "log_missing_metrics", "log_dataset_input"})
@@ -311,16 +333,28 @@ class RunTracker:
             self.client.log_batch(run_id, metrics=missing[start:start + 1000])
 
     def _spool(self) -> None:
+        """Save the queue to a spool file, the staged artifact copies beside it (a temporary directory may be
+        emptied before the store is back), and report both in one line with the command that lands them."""
         spool = output_root() / "mlflow-spool" / f"{self.run_name or 'run'}-{int(time.time())}.json"
         spool.parent.mkdir(parents=True, exist_ok=True)
+        staged = self.staged
+        for method, _, kwargs in self._pending:
+            if method == "log_artifact" and _is_staged(kwargs["local_path"]):
+                folder = Path(kwargs["local_path"]).parent
+                kept = _spooled_artifacts(spool) / folder.name
+                kept.parent.mkdir(exist_ok=True)
+                shutil.move(folder, kept)
+                kwargs["local_path"] = str(kept / Path(kwargs["local_path"]).name)
         calls = [{"method": m, "kwargs": {k: _to_json(v) for k, v in kw.items()}} for m, _, kw in self._pending]
         payload = {"experiment": self.experiment, "run_name": self.run_name, "run_id": self.run_id, "tags": self.tags,
                    "calls": calls}
         spool.write_text(json.dumps(payload, indent=1))
-        log.warning(
-            "MLflow unreachable at the end of the run: %d call(s) saved to %s; replay with "
-            "`python -m parabit.tracking.replay %s` once the server is back.", len(calls), spool, spool,
-        )
+        self._pending.clear()
+        self.spool_file = spool
+        artifacts = f", {len(staged)} artifact file(s) among them," if staged else ""
+        log.warning("MLflow run %s (%s) did not reach %s: %d call(s)%s saved to %s; land them with `parabit replay "
+                    "%s` once the store is back", self.run_name, self.run_id or "not created", self.uri, len(calls),
+                    artifacts, spool, spool)
 
     @classmethod
     def replay(cls, spool: str | Path, uri: str | None = None) -> "RunTracker":
@@ -334,7 +368,42 @@ class RunTracker:
         if not tracker.flush(force=True):
             raise ConnectionError(f"tracking store {tracker.uri} still unreachable; {spool} kept")
         Path(spool).unlink()
+        shutil.rmtree(_spooled_artifacts(Path(spool)), ignore_errors=True)  # its copies, each deleted as it landed
         return tracker
+
+
+def _is_staged(path: str) -> bool:
+    return Path(path).parent.name.startswith(STAGED_PREFIX)
+
+
+def _discard_staged(path: str) -> None:
+    """Delete the staged copy ``path`` (its own folder), now that it has landed; a caller's own file is left alone."""
+    if _is_staged(path):
+        shutil.rmtree(Path(path).parent, ignore_errors=True)
+
+
+def _spooled_artifacts(spool: Path) -> Path:
+    """Where the staged artifact copies of spool file ``spool`` are kept until it is replayed."""
+    return spool.with_name(f"{spool.stem}-artifacts")
+
+
+# The trackers that staged an artifact copy: at the end of the process each copy still waiting lands or is reported.
+_STAGING: "weakref.WeakSet[RunTracker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _land_staged_artifacts() -> None:
+    """Before the process exits: every tracker still holding staged copies (a run never finished, or one whose
+    store came back since) tries its queue once more; what cannot land is spooled and reported (:meth:`_spool`)."""
+    for tracker in list(_STAGING):
+        if not tracker.staged:
+            continue
+        try:
+            if not tracker.flush(force=True):
+                tracker._spool()
+        except Exception as err:  # noqa: BLE001 - one tracker's refusal must not stop the others' copies landing
+            log.warning("MLflow run %s: its staged artifacts could not be delivered (%s)", tracker.run_name, err)
+            tracker._spool()
 
 
 _ENTITIES = {"metric": Metric, "param": Param, "tag": RunTag}

@@ -29,14 +29,16 @@ class SiameseDataConfig(Config):
 
     ``task``: ``sick`` (relatedness 1–5: train → trial as dev → test) or ``msrp`` (paraphrase 0/1: train minus a
     seeded ``dev_fraction`` held out as dev → test). ``language`` (SICK only): ``en`` (the original), ``es`` (both
-    sentences from the translated SICK at ``translated_path``, made by ``jobs/translate_sick.py``) or ``en-es``
-    (cross-lingual: sentence A English, sentence B Spanish). ``max_length``: tokens kept per sentence (Bao et al.'s
+    sentences from the translated SICK at ``translated_path``) or ``en-es`` (cross-lingual: sentence A English,
+    sentence B Spanish). ``translated_path``: the stage ``jobs/translate_sick.py`` writes, by default
+    ``pipeline:sick-es/translate`` (under ``$PARABIT_OUTPUT``, where that job writes it), or a folder (relative to
+    the project). ``max_length``: tokens kept per sentence (Bao et al.'s
     Table II tunes it over 15/20/25). ``max_pairs_per_split``: the first pairs of each split only (quick runs, tests).
     """
 
     task: Literal["sick", "msrp"] = "sick"
     language: Literal["en", "es", "en-es"] = "en"
-    translated_path: str = "outputs/pipelines/sick-es/translate"
+    translated_path: str = "pipeline:sick-es/translate"
     max_length: PositiveInt = 25
     dev_fraction: float = Field(0.1, gt=0.0, lt=1.0)
     max_pairs_per_split: PositiveInt | None = None

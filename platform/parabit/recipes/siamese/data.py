@@ -24,8 +24,9 @@ import pyarrow.parquet as pq
 
 from parabit.data.msrp import read_msrp
 from parabit.data.sick import read_sick
-from parabit.paths import output_root, project_path
-from parabit.backtranslation.sick_translation import read_translated_sick
+from parabit.paths import output_root
+from parabit.backtranslation.select import resolve_pairs_path
+from parabit.backtranslation.sick_translation import read_translated_sick, translation_stage
 from parabit.backtranslation.stage import MANIFEST
 from parabit.runlock import one_builder
 from parabit.recipes.siamese.config import SiameseDataConfig
@@ -52,7 +53,9 @@ class LabelledPairs:
 
 
 def translated_path(config: SiameseDataConfig) -> Path:
-    return project_path(config.translated_path)
+    """The translated SICK of ``data.translated_path``: a ``pipeline:`` reference (under ``$PARABIT_OUTPUT``, where
+    ``jobs/translate_sick.py`` writes) or a folder read from the project."""
+    return resolve_pairs_path(config.translated_path)
 
 
 def _sick_split(config: SiameseDataConfig, split: str) -> LabelledPairs:
@@ -89,8 +92,8 @@ def _cache_key(config: SiameseDataConfig) -> str:
     """The data config, plus the translated SICK's manifest for the Spanish tracks (a re-made file must not hit)."""
     source = ""
     if config.task == "sick" and config.language != "en":
-        manifest = translated_path(config) / MANIFEST
-        source = manifest.read_text() if manifest.is_file() else ""
+        stage = translation_stage(translated_path(config))
+        source = (stage.path / MANIFEST).read_text() if stage is not None else ""
     settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json"), "source": source},
                           sort_keys=True)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
