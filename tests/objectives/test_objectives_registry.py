@@ -13,6 +13,7 @@ from parabit.objectives import (
     MaLSTMRegressionLoss,
     ParaphraseMarginLoss,
     SimilarityDistillationLoss,
+    SimilarityKLLoss,
     build_objective,
 )
 
@@ -26,6 +27,7 @@ def test_registry_names():
         "dictionary_l2": DictionaryL2Loss,
         "dictionary_softmax": DictionarySoftmaxLoss,
         "similarity_distillation": SimilarityDistillationLoss,
+        "similarity_kl": SimilarityKLLoss,
     }
 
 

@@ -22,6 +22,7 @@ from parabit.objectives.negative_sampling import gather_negatives, sample_random
 from parabit.objectives.paraphrase_margin import ParaphraseMarginLoss
 from parabit.objectives.regularization import L2Regularizer, L2ToInitRegularizer
 from parabit.objectives.similarity_distillation import SimilarityDistillationLoss
+from parabit.objectives.similarity_kl import SimilarityKLLoss
 
 OBJECTIVES: dict[str, type[nn.Module]] = {
     "jbi": BilingualHingeLoss,
@@ -31,6 +32,7 @@ OBJECTIVES: dict[str, type[nn.Module]] = {
     "dictionary_l2": DictionaryL2Loss,
     "dictionary_softmax": DictionarySoftmaxLoss,
     "similarity_distillation": SimilarityDistillationLoss,
+    "similarity_kl": SimilarityKLLoss,
 }
 
 
@@ -57,6 +59,7 @@ __all__ = [
     "MaLSTMRegressionLoss",
     "ParaphraseMarginLoss",
     "SimilarityDistillationLoss",
+    "SimilarityKLLoss",
     "build_objective",
     "objective_names",
     "gather_negatives",

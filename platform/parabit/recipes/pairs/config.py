@@ -13,6 +13,7 @@ from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, Pos
     model_validator
 
 from parabit.config import Config, check_name
+from parabit.data.heldout import HeldoutSetting
 from parabit.evaluation.config import EvaluationConfig
 from parabit.teacher.model import TEACHER_DIM, require_teacher
 from parabit.text.tokenize import TokenizerName
@@ -26,7 +27,8 @@ class PairSource(Config):
     """One set of training pairs.
 
     ``condition``: ``bilingual_sentences`` (English–``lang`` bitext from ``sources``: ``tatoeba``, ``europarl``,
-    ``newstest``, the WMT 2012 and 2013 test sets shipped beside Europarl), ``ppdb`` (PPDB lexical paraphrase pairs,
+    ``newstest``, the WMT 2012 and 2013 test sets shipped beside Europarl, or ``newstest2013`` alone: newstest2012 is
+    the held-out retrieval set of the bilingual evaluation), ``ppdb`` (PPDB lexical paraphrase pairs,
     both sides English), ``pairs_parquet`` (a parquet file from a parabit pipeline with columns ``text_a``,
     ``text_b`` and optional ``lang_a``/``lang_b``), ``bilingual_phrases`` (a phrase table from ``parabit phrases``:
     columns ``en``, ``foreign``, ``lang``) or ``pivot_paraphrases`` (its pivot paraphrases: columns ``phrase``,
@@ -39,7 +41,7 @@ class PairSource(Config):
     condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
                        "pivot_paraphrases"] = "bilingual_sentences"
     lang: str = "es"
-    sources: tuple[Literal["tatoeba", "europarl", "newstest"], ...] = BITEXT_SOURCES
+    sources: tuple[Literal["tatoeba", "europarl", "newstest", "newstest2013"], ...] = BITEXT_SOURCES
     path: str | list[str] | None = None
     min_pair_count: PositiveInt = 1
 
@@ -83,6 +85,11 @@ class DataConfig(PairSource):
     components are fitted on (``model.components``).
     ``teacher_sentences``: how many distinct English training sentences (a seeded sample) the teacher encodes for the
     distillation objective (``objective.distillation``; needs the extra ``parabit[teacher]``); 0: none.
+    ``teacher_contextual``: the same teacher pass also keeps each word's contextual vectors (the teacher's states at
+    the word in those sentences, :mod:`parabit.teacher.contextual`), for ``model.contextual``.
+    ``heldout``: ``exclude`` leaves out every pair of every source that shares a sentence with the held-out
+    evaluation sets (:mod:`parabit.data.heldout`: the Tatoeba es–en test and dev pairs, newstest2012), counted
+    among the rejected pairs; ``keep`` (the default) reads every pair, as before those sets existed.
     """
 
     more: list[PairSource] = Field(default_factory=list)
@@ -97,6 +104,8 @@ class DataConfig(PairSource):
     glove_words: NonNegativeInt = 0
     component_sentences: PositiveInt = 50_000
     teacher_sentences: NonNegativeInt = 0
+    teacher_contextual: bool = False
+    heldout: HeldoutSetting = "keep"
 
     @field_validator("teacher_sentences")
     @classmethod
@@ -131,6 +140,9 @@ class ModelConfig(Config):
     ``sparse``: sparse word-table gradients (the averaging models; a step then touches only the rows in the batch).
     ``options``: further keyword options of the encoder class (e.g. ``pooling: sum`` for Hermann & Blunsom's
     additive composition, which Elgohary & Carpuat's eq. 1 writes).
+    ``contextual``: with ``init: distilled``, a word seen in at least ``contextual_min_count`` of the teacher's
+    sentences (``data.teacher_contextual``) starts at ``(1 − contextual)·`` its vector encoded alone ``+ contextual·``
+    the mean of its contextual vectors, before the PCA (Wada et al. 2025 take the contextual mean alone); 0: alone.
     ``unknown_words``: how the exported model encodes a word its vocabulary lacks: ``shared``, the language's one
     unknown-word row; ``own``, a row of its own drawn from N(0, ``init_std``²) (seeded by the run's seed and the
     word), what the word's never-trained row would be in a randomly initialised table that held every word
@@ -155,6 +167,8 @@ class ModelConfig(Config):
     learn_weights: bool = False
     components: NonNegativeInt = 0
     options: dict = Field(default_factory=dict)
+    contextual: float = Field(0.0, ge=0.0, le=1.0)
+    contextual_min_count: PositiveInt = 1
     unknown_words: Literal["shared", "own"] = "shared"
 
     @field_validator("encoder")
@@ -205,8 +219,11 @@ class ObjectiveConfig(Config):
     picks J_pa's in-batch negatives (``max``, ``mix``, ``rand``); ``regularization`` is λ, applied as
     ``regularization_kind`` (λ/2·‖W‖² or λ·‖W − W_init‖²) to the word-table rows in the batch.
     ``distillation``: the weight of a second loss that fits the student's cosine similarities to the teacher's, over
-    every pair of ``distillation_batch`` sentences drawn from the ``data.teacher_sentences`` sample at each step
-    (mean squared difference); 0: J_bi / J_pa alone.
+    every pair of ``distillation_batch`` sentences drawn from the ``data.teacher_sentences`` sample at each step;
+    0: J_bi / J_pa alone. ``distillation_loss``: how the similarities are compared, a ``distillation`` objective of
+    :data:`parabit.objectives.OBJECTIVES`: ``similarity_distillation`` (mean squared difference of the two cosine
+    matrices) or ``similarity_kl`` (each sentence's softmax over its similarities to the others at
+    ``distillation_temperature``, the student's fitted to the teacher's: Wada et al. 2025).
     """
 
     name: str = "jbi"
@@ -218,6 +235,8 @@ class ObjectiveConfig(Config):
     regularization_kind: Literal["l2", "l2_to_init"] = "l2"
     distillation: NonNegativeFloat = 0.0
     distillation_batch: PositiveInt = 100
+    distillation_loss: str = "similarity_distillation"
+    distillation_temperature: PositiveFloat = 0.05
 
     @field_validator("name")
     @classmethod
@@ -225,6 +244,17 @@ class ObjectiveConfig(Config):
         from parabit.objectives import objective_names
 
         return check_name(name, objective_names("pair"), "pair objective")
+
+    @field_validator("distillation_loss")
+    @classmethod
+    def _distillation_objective(cls, name: str) -> str:
+        from parabit.objectives import objective_names
+
+        return check_name(name, objective_names("distillation"), "distillation objective")
+
+    def distillation_options(self) -> dict:
+        """The constructor options of the named distillation objective."""
+        return {"temperature": self.distillation_temperature} if self.distillation_loss == "similarity_kl" else {}
 
     def loss_options(self) -> dict:
         """The constructor options of the named objective."""
@@ -258,6 +288,9 @@ class PairsConfig(TrainingConfig):
     def _consistent(self):
         if self.model.init == "glove" and not self.data.lowercase:
             raise ValueError("model.init 'glove' needs data.lowercase: GloVe 6B words are lower-cased")
+        if self.model.contextual and not (self.model.init == "distilled" and self.data.teacher_contextual):
+            raise ValueError("model.contextual blends distilled vectors with the teacher's contextual ones: set "
+                             "model.init: distilled and data.teacher_contextual: true (with data.teacher_sentences)")
         if self.objective.distillation and not self.data.teacher_sentences:
             raise ValueError("objective.distillation fits the teacher's similarities of data.teacher_sentences "
                              "sentences: set data.teacher_sentences (e.g. 50000)")

@@ -21,11 +21,13 @@ import pyarrow.parquet as pq
 
 from parabit.data.bitext import read_europarl, read_tatoeba
 from parabit.data.errors import DataFormatError, Quarantine
+from parabit.data.heldout import HeldoutSets, heldout_sets
 from parabit.data.ppdb import read_ppdb_lexical
 from parabit.data.sick import read_sick
 from parabit.recipes.pairs.config import DataConfig, PairSource
 from parabit.paths import output_root
 from parabit.runlock import one_builder
+from parabit.teacher.contextual import ContextualSums, encode_in_context
 from parabit.teacher.vectors import encode_with_ray
 from parabit.text.glove import load_glove
 from parabit.text.tokenize import Tokenizer
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 
 PREPARED_FORMAT = 1
 COUNTS_FILE = "counts.json"  # {lang: {word: count}} of the training text, for word weights
+CONTEXTUAL_WORDS = "contextual_words.json"  # the words of the contextual sums (data.teacher_contextual)
 
 
 @dataclass(frozen=True)
@@ -57,31 +60,33 @@ PARQUET_COLUMNS = {"pairs_parquet": ("text_a", "text_b", "lang_b"), "bilingual_p
                    "pivot_paraphrases": ("phrase", "paraphrase", None)}
 
 # Bitext source -> the shipped splits it reads (Europarl/WMT splits of parabit.data.bitext.read_europarl).
-EUROPARL_SPLITS = {"europarl": ("train",), "newstest": ("dev", "test")}
+EUROPARL_SPLITS = {"europarl": ("train",), "newstest": ("dev", "test"), "newstest2013": ("test",)}
 
 
 def load_text_pairs(config: DataConfig) -> TextPairs:
-    """The raw text pairs of every source of ``config``, in order; bad bitext lines are quarantined and counted by
-    reason."""
-    return sum((_source_pairs(source) for source in config.all_sources), TextPairs([], [], [], {}))
+    """The raw text pairs of every source of ``config``, in order; bad bitext lines (and, with ``heldout:
+    exclude``, pairs sharing a sentence with the held-out evaluation sets) are quarantined and counted by reason."""
+    heldout = heldout_sets(config.heldout)
+    return sum((_source_pairs(source, heldout) for source in config.all_sources), TextPairs([], [], [], {}))
 
 
-def _source_pairs(source: PairSource) -> TextPairs:
+def _source_pairs(source: PairSource, heldout: HeldoutSets | None = None) -> TextPairs:
     if source.condition == "bilingual_sentences":
         quarantine = Quarantine()
         pairs = []
         if "tatoeba" in source.sources:
-            pairs += read_tatoeba(lang=source.lang, quarantine=quarantine)
+            pairs += read_tatoeba(lang=source.lang, quarantine=quarantine, heldout=heldout)
         for name, splits in EUROPARL_SPLITS.items():
             if name in source.sources:
                 for split in splits:
-                    pairs += read_europarl(source.lang, split, quarantine=quarantine)
+                    pairs += read_europarl(source.lang, split, quarantine=quarantine, heldout=heldout)
         return TextPairs([p.en for p in pairs], [p.foreign for p in pairs], [source.lang] * len(pairs),
                          dict(quarantine.counts))
     if source.condition == "ppdb":
         quarantine = Quarantine()
         pairs = read_ppdb_lexical(quarantine=quarantine)
-        return TextPairs([p[0] for p in pairs], [p[1] for p in pairs], ["en"] * len(pairs), dict(quarantine.counts))
+        return without_heldout(TextPairs([p[0] for p in pairs], [p[1] for p in pairs], ["en"] * len(pairs),
+                                         dict(quarantine.counts)), heldout)
     column_a, column_b, lang_column = PARQUET_COLUMNS[source.condition]
     text_a, text_b, langs_b = [], [], []
     rejected: Counter = Counter()
@@ -102,7 +107,21 @@ def _source_pairs(source: PairSource) -> TextPairs:
         text_b += table.column(column_b).to_pylist()
         langs_b += table.column(lang_column).to_pylist() if lang_column in table.column_names \
             else ["en"] * len(table)
-    return TextPairs(text_a, text_b, langs_b, dict(rejected))
+    return without_heldout(TextPairs(text_a, text_b, langs_b, dict(rejected)), heldout)
+
+
+def without_heldout(pairs: TextPairs, heldout: HeldoutSets | None) -> TextPairs:
+    """``pairs`` less those sharing a sentence with the held-out sets (counted as rejected); all of them without
+    ``heldout``. For pairs made from files (a pipeline's output, PPDB), whose readers cannot tell."""
+    if heldout is None:
+        return pairs
+    drop = heldout.mask(pairs.text_a, pairs.text_b, pairs.langs_b)
+    keep = np.flatnonzero(~drop)
+    rejected = Counter(pairs.rejected)
+    if drop.any():
+        rejected[heldout.reason] += int(drop.sum())
+    return TextPairs([pairs.text_a[i] for i in keep], [pairs.text_b[i] for i in keep],
+                     [pairs.langs_b[i] for i in keep], dict(rejected))
 
 
 def _cache_key(config: DataConfig) -> str:
@@ -112,8 +131,11 @@ def _cache_key(config: DataConfig) -> str:
         stats = [p.stat() for p in ([path] if path.is_file() else sorted(path.glob("*.parquet")))]
         source.append({"path": str(path.resolve()), "size": sum(s.st_size for s in stats),
                        "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)})
-    settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json"), "source": source},
-                          sort_keys=True, default=str)
+    # A setting at its neutral default is left out, so data prepared before the setting existed keeps its key.
+    neutral = {name for name, default in (("heldout", "keep"), ("teacher_contextual", False))
+               if getattr(config, name) == default}
+    settings = json.dumps({"format": PREPARED_FORMAT, **config.model_dump(mode="json", exclude=neutral),
+                           "source": source}, sort_keys=True, default=str)
     return hashlib.sha256(settings.encode()).hexdigest()[:16]
 
 
@@ -201,15 +223,21 @@ def _prepare(config: DataConfig, directory: Path) -> None:
     tables = {"pairs": id_table(ids_a, len_a, ids_b, len_b),
               "fit": sentence_table(component_sentences(english, config), vocab, "en", config.max_tokens)}
     stats["fit_sentences"] = tables["fit"].num_rows
-    arrays = {}
+    arrays, documents = {}, {}
     if config.teacher_sentences:
         texts = teacher_sentences(pairs, chosen, config)
         tables["teacher"] = sentence_table(tokenizer.tokenize_all(texts), vocab, "en", config.max_tokens)
-        arrays["teacher"] = encode_with_ray(texts)
+        if config.teacher_contextual:  # the same pass: sentence targets and each word's contextual vectors
+            arrays["teacher"], contextual = encode_in_context(texts)
+            arrays.update(contextual_sums=contextual.sums, contextual_counts=contextual.counts)
+            documents[CONTEXTUAL_WORDS] = contextual.words
+        else:
+            arrays["teacher"] = encode_with_ray(texts)
         stats["teacher_sentences"] = len(texts)
     word_counts = {lang: {word: counts[lang][word] for _, word in vocab.words(lang) if word in counts[lang]}
                    for lang in counts}
-    write_prepared(directory, tables, vocab, stats, arrays=arrays, documents={COUNTS_FILE: word_counts})
+    documents[COUNTS_FILE] = word_counts
+    write_prepared(directory, tables, vocab, stats, arrays=arrays, documents=documents)
     log.info("prepared %d training pairs (%s) in %s", len(chosen), dict(rejected), directory)
 
 
@@ -244,3 +272,12 @@ def sentence_table(sentences: list[list[str]], vocab: Vocabulary, lang: str, max
     ids, lengths = pad_batch(vocab.encode_all(sentences, lang), max_tokens)
     ids = np.pad(ids, ((0, 0), (0, max_tokens - ids.shape[1])))
     return pa.table({"ids_a": fixed_size_ids(ids), "len_a": pa.array(lengths.astype(np.int32))})
+
+
+def contextual_sums(prepared: PreparedData) -> ContextualSums | None:
+    """The contextual sums the teacher's pass kept (``data.teacher_contextual``), or None when it kept none."""
+    words = prepared.directory / CONTEXTUAL_WORDS
+    if not words.is_file():
+        return None
+    return ContextualSums(json.loads(words.read_text()), np.load(prepared.directory / "contextual_sums.npy"),
+                          np.load(prepared.directory / "contextual_counts.npy"))

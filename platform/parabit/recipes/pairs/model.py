@@ -13,11 +13,12 @@ from parabit.embedder import SentenceEmbedder
 from parabit.encoders import SentenceEncoder, touched_rows
 from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
 from parabit.recipes.pairs.config import ModelConfig, ObjectiveConfig
-from parabit.teacher.vectors import build_distilled_table, load_distilled_table
+from parabit.recipes.pairs.data import contextual_sums
+from parabit.teacher.vectors import ContextualBlend, build_distilled_table, load_distilled_table
 from parabit.text.frequency import sif_weights
 from parabit.text.glove import glove_rows_by_translation, glove_rows_for, rows_by_translation
 from parabit.text.vocab import PAD_ID, UNK_WORD, Vocabulary
-from parabit.training import Step, TrainingModule
+from parabit.training import PreparedData, Step, TrainingModule
 
 
 def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:
@@ -33,11 +34,11 @@ def initial_word_weights(config: ModelConfig, vocab: Vocabulary, counts: dict | 
     return torch.from_numpy(sif_weights(vocab, config.sif_a, counts))
 
 
-def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
+def initial_word_table(config: ModelConfig, vocab: Vocabulary, blend: ContextualBlend | None = None) -> torch.Tensor:
     """Initial word vectors: N(0, init_std²) (seeded by the caller's torch seed); with ``init: glove``, GloVe rows
     for English words; with ``init: distilled``, the teacher's distilled vectors of every English word (the table the
-    driver built, see :func:`prepare_initial_vectors`). With ``foreign_init: muse``, each foreign word starts at the
-    mean English vector of its MUSE translations."""
+    driver built, see :func:`prepare_initial_vectors`; ``blend``: the contextual blend it was built with). With
+    ``foreign_init: muse``, each foreign word starts at the mean English vector of its MUSE translations."""
     table = torch.randn(len(vocab), config.dim) * config.init_std
     if config.init == "glove":
         glove, _ = glove_rows_for(vocab, "en", std=config.init_std)
@@ -48,7 +49,7 @@ def initial_word_table(config: ModelConfig, vocab: Vocabulary) -> torch.Tensor:
     elif config.init == "distilled":
         ids, words = distilled_words(vocab)
         table[PAD_ID] = 0.0
-        table[ids] = torch.from_numpy(load_distilled_table(words, config.dim))
+        table[ids] = torch.from_numpy(load_distilled_table(words, config.dim, blend=blend))
         if config.foreign_init == "muse":
             # Foreign rows are set from English rows only, so the table can be read and written in place.
             rows = table.numpy()
@@ -64,12 +65,24 @@ def distilled_words(vocab: Vocabulary) -> tuple[list[int], list[str]]:
     return [index for index, _ in entries], [word for _, word in entries]
 
 
-def prepare_initial_vectors(config: ModelConfig, vocab: Vocabulary) -> Path | None:
+def contextual_blend(config: ModelConfig, prepared: PreparedData) -> ContextualBlend | None:
+    """The contextual blend of the run's distilled table (``model.contextual``), from its prepared teacher pass."""
+    if not config.contextual:
+        return None
+    sums = contextual_sums(prepared)
+    if sums is None:
+        raise ValueError(f"{prepared.directory}: no contextual sums in the prepared data; model.contextual needs "
+                         "data.teacher_contextual: true")
+    return ContextualBlend(config.contextual, config.contextual_min_count, sums)
+
+
+def prepare_initial_vectors(config: ModelConfig, prepared: PreparedData) -> Path | None:
     """Build what :func:`initial_word_table` reads on the workers (driver side, once; cached): with
     ``init: distilled``, the table of the vocabulary's distilled vectors. Its path, or None when nothing is needed."""
     if config.init != "distilled":
         return None
-    return build_distilled_table(distilled_words(vocab)[1], config.dim, actors=config.teacher_actors)
+    return build_distilled_table(distilled_words(prepared.vocab)[1], config.dim, actors=config.teacher_actors,
+                                 blend=contextual_blend(config, prepared))
 
 
 def muse_translations(lang: str) -> dict[str, list[str]]:
@@ -94,7 +107,7 @@ class PairModule(TrainingModule):
         if objective.distillation > 0:
             if teacher is None:
                 raise ValueError("objective.distillation needs the teacher's sentences (data.teacher_sentences)")
-            self.distillation = build_objective("similarity_distillation")
+            self.distillation = build_objective(objective.distillation_loss, **objective.distillation_options())
             self.distillation_weight, self.distillation_batch = objective.distillation, objective.distillation_batch
             self.teacher = teacher
         self.regularizer = None
@@ -105,17 +118,19 @@ class PairModule(TrainingModule):
 
     @classmethod
     def build(cls, model: ModelConfig, objective: ObjectiveConfig, vocab: Vocabulary, *, sparse: bool,
-              counts: dict | None = None, teacher: TeacherSentences | None = None) -> "PairModule":
-        """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed) and
-        word weights (``counts``: the training text's word counts per language, for words GloVe lacks);
-        ``teacher``: the sentences the distillation objective draws from."""
+              counts: dict | None = None, teacher: TeacherSentences | None = None,
+              blend: ContextualBlend | None = None) -> "PairModule":
+        """The configured encoder over ``vocab`` with its initial word table (seeded by the caller's torch seed;
+        ``blend``: the contextual blend of a distilled table) and word weights (``counts``: the training text's word
+        counts per language, for words GloVe lacks); ``teacher``: the sentences the distillation objective draws
+        from."""
         spec = encoder_spec(model, len(vocab))
         extra = {}
         weights = initial_word_weights(model, vocab, counts)
         if weights is not None:
             extra["initial_weights"] = weights
         encoder = SentenceEmbedder.build_encoder(spec, sparse=sparse and model.sparse,
-                                                 initial_vectors=initial_word_table(model, vocab), **extra)
+                                                 initial_vectors=initial_word_table(model, vocab, blend), **extra)
         return cls(encoder, spec, objective, teacher)
 
     def forward(self, batch: dict, step: Step) -> torch.Tensor:

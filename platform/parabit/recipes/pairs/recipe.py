@@ -14,15 +14,15 @@ from parabit.data.errors import DataFormatError
 from parabit.embedder import SentenceEmbedder, UnknownWords
 from parabit.evaluation import EvaluationSuite
 from parabit.evaluation.report import EvaluationReport
-from parabit.evaluation.dev import DevSet
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.recipes.pairs.data import COUNTS_FILE, prepare_pairs
-from parabit.recipes.pairs.model import PairModule, TeacherSentences, distilled_words, prepare_initial_vectors
+from parabit.recipes.pairs.model import (PairModule, TeacherSentences, contextual_blend, distilled_words,
+                                         prepare_initial_vectors)
 from parabit.teacher.model import teacher_id
 from parabit.teacher.vectors import distilled_table_path
 from parabit.training import EMBEDDER_DIR
 from parabit.training import PreparedData, arrow_to_tensors
-from parabit.training import Evaluation, InitialInput, Recipe
+from parabit.training import Evaluation, InitialInput, Recipe, ScoredOnDevSet
 
 
 def teacher_sentences(prepared: PreparedData) -> TeacherSentences | None:
@@ -35,7 +35,7 @@ def teacher_sentences(prepared: PreparedData) -> TeacherSentences | None:
                             torch.from_numpy(np.load(vectors)))
 
 
-class PairsRecipe(Recipe[PairsConfig]):
+class PairsRecipe(ScoredOnDevSet, Recipe[PairsConfig]):
     name = "pairs"
     config_class = PairsConfig
 
@@ -48,14 +48,15 @@ class PairsRecipe(Recipe[PairsConfig]):
 
     def prepare(self) -> PreparedData:
         prepared = prepare_pairs(self.config.data)
-        prepare_initial_vectors(self.config.model, prepared.vocab)
+        prepare_initial_vectors(self.config.model, prepared)
         return prepared
 
     def initial_inputs(self, prepared: PreparedData) -> list[InitialInput]:
         if self.config.model.init != "distilled":
             return []
         words = distilled_words(prepared.vocab)[1]
-        path = distilled_table_path(words, self.config.model.dim)  # built by prepare()
+        path = distilled_table_path(words, self.config.model.dim,
+                                    blend=contextual_blend(self.config.model, prepared))  # built by prepare()
         return [InitialInput(f"distilled-{teacher_id()}-{self.config.model.dim}d", digest=path.stem, source=str(path),
                              profile={"teacher": teacher_id(), "dim": self.config.model.dim, "words": len(words)})]
 
@@ -67,7 +68,8 @@ class PairsRecipe(Recipe[PairsConfig]):
         counts_file = prepared.directory / COUNTS_FILE
         counts = json.loads(counts_file.read_text()) if counts_file.is_file() else None
         return PairModule.build(self.config.model, self.config.objective, prepared.vocab, sparse=sparse,
-                                counts=counts, teacher=teacher_sentences(prepared))
+                                counts=counts, teacher=teacher_sentences(prepared),
+                                blend=contextual_blend(self.config.model, prepared))
 
     def refit(self, module: PairModule, prepared: PreparedData) -> None:
         """Refit the encoder's common components on the training sentences (every worker alike: the weights are
@@ -87,12 +89,6 @@ class PairsRecipe(Recipe[PairsConfig]):
         model = self.config.model
         return SentenceEmbedder(module.encoder, module.spec, prepared.vocab, prepared.tokenizer, prepared.lang_a,
                                 prepared.max_tokens, UnknownWords(model.unknown_words, self.config.seed, model.init_std))
-
-    def validate(self, module: PairModule, prepared: PreparedData) -> dict[str, float]:
-        if not hasattr(self, "_dev"):
-            self._dev = DevSet(self.config.dev)
-        score, details = self._dev(self.export(module, prepared).encode)
-        return {"dev_score": score, **details}
 
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         embedder = SentenceEmbedder.load(checkpoint_dir / EMBEDDER_DIR)
