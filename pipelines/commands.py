@@ -1,5 +1,5 @@
-"""The commands that run pipelines: ``backtranslate``, ``phrases``, ``main`` (pipeline → training → registered
-model) and ``reproduce`` (the seed papers' tables). Registered with ``parabit`` through the ``parabit.commands``
+"""The commands that run pipelines: ``backtranslate``, ``phrases``, ``mine`` (bitext mining), ``main`` (pipeline →
+training → registered model) and ``reproduce`` (the seed papers' tables). Registered with ``parabit`` through the ``parabit.commands``
 entry points (``pyproject.toml``); ``jobs/<name>.py`` runs the same command objects."""
 
 from __future__ import annotations
@@ -53,6 +53,28 @@ def phrases(config_path: str, overrides: dict) -> int:
     click.echo(summary(run.stages))
     click.echo(f"phrase table: {run.stages['phrase_table'].data}\npivot paraphrases: {run.stages['pivot'].data}")
     click.echo(f"MLflow run: {run.tracker.run_id}")
+    return 0
+
+
+@click.command(short_help="Mine translation pairs from two piles of sentences.")
+@config_path(help_text="YAML with MineConfig fields (jobs/configs/mine_europarl.yaml)")
+@common_options
+def mine(config_path: str, overrides: dict) -> int:
+    """Find the translation pairs between two piles of sentences (e.g. Spanish and English) with a bilingual model:
+    Ray Data batch inference embeds both piles (an actor pool, the model loaded once per actor), then LASER's ratio
+    margin pairs them, each sentence at most once. Writes the pairs best first, with their scores.
+
+    Re-running with the same config resumes: complete stages are skipped."""
+    from parabit.mining import MineConfig
+    from pipelines import mine as pipeline
+
+    started = time.perf_counter()
+    result = pipeline.run(load(MineConfig, config_path, overrides))
+    seconds = time.perf_counter() - started
+    click.echo(stage_table(result.stages))
+    embedded = result.stages["embed"]
+    click.echo(f"mined pairs: {result.output} ({result.stages['pairs'].rows_out} pairs of {embedded.rows_out} "
+               f"sentences; {seconds:.1f} s in all)\nMLflow run: {result.run_id}")
     return 0
 
 

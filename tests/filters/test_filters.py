@@ -83,5 +83,5 @@ def test_translation_cost_needs_an_engine_that_reports_costs():
 
 
 def test_unknown_filter_lists_the_registered_ones():
-    with pytest.raises(FilterError, match=r"unknown filter 'perplexity'; choose one of \['bleu'"):
+    with pytest.raises(FilterError, match=r"unknown filter 'perplexity'; choose one of \['bilingual', 'bleu'"):
         build_filter("perplexity")

@@ -12,6 +12,10 @@ Bitext is noisy, so bad lines (an empty side, an over-long line, undecodable byt
 go through :func:`parabit.data.errors.reject`: without a ``quarantine`` the first one raises
 :class:`DataFormatError`; with one, they are kept aside with their reason and reading goes on. A corpus
 whose two files differ in length is always an error, because every pair after the gap would be wrong.
+
+With ``heldout`` (:class:`parabit.data.heldout.HeldoutSets`), a pair that shares a sentence with the held-out
+evaluation sets is quarantined too, with the reason ``held-out evaluation sentence`` (a ``quarantine`` is then
+required: such a line is not an error).
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ import html
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from parabit.data.errors import DataFormatError, Quarantine, lookup, reject
 from parabit.data.lines import count_lines, iter_lines, split_fields
 from parabit.paths import data_path
+
+if TYPE_CHECKING:
+    from parabit.data.heldout import HeldoutSets
 
 
 DEFAULT_MAX_CHARS = 2000
@@ -66,14 +74,17 @@ def iter_tatoeba(
     quarantine: Quarantine | None = None,
     limit: int | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    heldout: HeldoutSets | None = None,
 ) -> Iterator[BitextPair]:
     """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``) one pair at a time, as the
     file is read (memory does not grow with it).
 
     ``path`` defaults to the shipped file for ``lang`` ("es": 118,964 pairs, "fr": 167,130 pairs).
     ``limit`` stops after that many accepted pairs. Each side is only trimmed: Tatoeba is raw text, so
-    ``&`` is a literal ampersand and interior (e.g. French non-breaking) spaces are kept.
+    ``&`` is a literal ampersand and interior (e.g. French non-breaking) spaces are kept. ``heldout``: see the
+    module docstring.
     """
+    _check_heldout(heldout, quarantine)
     if path is None:
         path = data_path("bitext", *lookup(TATOEBA_FILES, lang, "Tatoeba language"))
     path = Path(path)
@@ -88,7 +99,7 @@ def iter_tatoeba(
             continue
         # Raw text: only trim the ends, so French non-breaking spaces before "!", "?" etc. stay as written.
         en, foreign = en.strip(), foreign.strip()
-        problem = _pair_problem(en, foreign, lang, max_chars)
+        problem = _pair_problem(en, foreign, lang, max_chars, heldout)
         if problem is not None:
             _, reason = problem
             reject(quarantine, path, number, reason, text)
@@ -111,6 +122,7 @@ def iter_line_aligned(
     limit: int | None = None,
     unescape: bool = True,
     max_chars: int = DEFAULT_MAX_CHARS,
+    heldout: HeldoutSets | None = None,
 ) -> Iterator[BitextPair]:
     """Read a Moses-style pair of line-aligned files (e.g. ``corpus.en`` and ``corpus.es``) one pair at a time,
     both files in step (memory does not grow with them).
@@ -118,11 +130,12 @@ def iter_line_aligned(
     Each side is XML-unescaped with :func:`html.unescape` (unless ``unescape=False``) and its whitespace
     collapsed. A pair with an empty or over-long side is rejected (reason e.g. "empty English side"),
     recorded against the file of the offending side. ``limit`` caps the number of pairs returned; a length
-    mismatch is detected all the same (both files are counted first).
+    mismatch is detected all the same (both files are counted first). ``heldout``: see the module docstring.
 
     Raises :class:`DataFormatError` naming both files and their line counts when the counts differ,
     even when a ``quarantine`` is given (before the first pair).
     """
+    _check_heldout(heldout, quarantine)
     en_path, foreign_path = Path(en_path), Path(foreign_path)
     source = en_path.stem  # "europarl-v7.es-en.en" -> "europarl-v7.es-en"
     accepted = 0
@@ -130,13 +143,34 @@ def iter_line_aligned(
         if limit is not None and accepted >= limit:
             return
         en, foreign = _normalise(raw_en, unescape), _normalise(raw_foreign, unescape)
-        problem = _pair_problem(en, foreign, lang, max_chars)
+        problem = _pair_problem(en, foreign, lang, max_chars, heldout)
         if problem is not None:
             side, reason = problem
             reject(quarantine, en_path if side == "en" else foreign_path, number, reason, f"{raw_en}\t{raw_foreign}")
             continue
         accepted += 1
         yield BitextPair(source, number, en, foreign, lang)
+
+
+def iter_sentences(
+    path: str | Path,
+    *,
+    lang: str,
+    quarantine: Quarantine | None = None,
+    unescape: bool = True,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[tuple[int, str]]:
+    """One side of a corpus, one sentence per line (e.g. a Moses file, or a pile of sentences to mine), as
+    ``(line number, sentence)``: XML-unescaped unless ``unescape=False``, whitespace collapsed; an empty or over-long
+    line is rejected as in :func:`iter_line_aligned` (with a ``quarantine``, kept there with its reason)."""
+    name = LANGUAGE_NAMES.get(lang, lang)
+    for number, raw in iter_lines(Path(path), quarantine=quarantine):
+        text = _normalise(raw, unescape)
+        if not text or len(text) > max_chars:
+            reject(quarantine, path, number, f"empty {name} line" if not text else
+                   f"{name} line longer than {max_chars} characters", raw)
+            continue
+        yield number, text
 
 
 def read_europarl(
@@ -146,6 +180,7 @@ def read_europarl(
     quarantine: Quarantine | None = None,
     limit: int | None = None,
     unescape: bool = True,
+    heldout: HeldoutSets | None = None,
 ) -> list[BitextPair]:
     """Read the shipped Europarl/WMT bitext for ``lang`` ("es" or "fr").
 
@@ -162,6 +197,7 @@ def read_europarl(
         quarantine=quarantine,
         limit=limit,
         unescape=unescape,
+        heldout=heldout,
     )
 
 
@@ -219,8 +255,15 @@ def _normalise(text: str, unescape: bool) -> str:
     return " ".join(text.split())
 
 
-def _pair_problem(en: str, foreign: str, lang: str, max_chars: int) -> tuple[str, str] | None:
-    """``(side, reason)`` when a cleaned pair is unusable, else None; side is "en" or ``lang``.
+def _check_heldout(heldout: HeldoutSets | None, quarantine: Quarantine | None) -> None:
+    if heldout is not None and quarantine is None:
+        raise ValueError("excluding held-out pairs needs a quarantine: they are kept there with their reason")
+
+
+def _pair_problem(en: str, foreign: str, lang: str, max_chars: int,
+                  heldout: HeldoutSets | None = None) -> tuple[str, str] | None:
+    """``(side, reason)`` when a cleaned pair is unusable (or held out, with ``heldout``), else None; side is "en"
+    or ``lang``.
 
     Reasons are fixed strings such as "empty English side", so ``Quarantine.counts`` groups them.
     """
@@ -230,4 +273,9 @@ def _pair_problem(en: str, foreign: str, lang: str, max_chars: int) -> tuple[str
             return code, f"empty {name} side"
         if len(text) > max_chars:
             return code, f"{name} side longer than {max_chars} characters"
+    if heldout is not None:
+        if heldout.holds(en, "en"):
+            return "en", heldout.reason
+        if heldout.holds(foreign, lang):
+            return lang, heldout.reason
     return None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 
 from parabit.config import Config
+from parabit.data.heldout import RETRIEVAL_SETS
 from parabit.data.sts import STS_BENCHMARK_YEARS
 
 
@@ -16,12 +17,22 @@ class EvaluationConfig(Config):
     ``also``: the same suite on variants of the run's model, each logged under its name (``untrained/sts2012/...``):
     ``untrained``, the model the run started from (its seed, vocabulary and unknown-word rule: what training is
     measured against); ``shared_unknown``, the trained model with every unknown word read as the one shared
-    unknown-word row (against ``model.unknown_words: own``). Pair training (recipe ``pairs``) reads it."""
+    unknown-word row (against ``model.unknown_words: own``). Pair training (recipe ``pairs``) reads it.
+
+    Bilingual models (English–Spanish; all off by default): ``bitext_retrieval``, held-out sets on which each
+    sentence's translation is retrieved by cosine nearest neighbour, both ways (``tatoeba-es``: the 1,000 Tatoeba
+    test pairs of :mod:`parabit.data.heldout`, the XTREME / MTEB protocol; ``newstest2012-es``: out of domain);
+    ``sick_translated``: the SICK translation ``parabit translate-sick`` made (``pipeline:sick-es/translate``, or its
+    folder), scored as SICK-es (both sentences translated); ``sick_cross``: also with sentence A in English and B
+    translated (cross-lingual SICK)."""
 
     sts_years: tuple[int, ...] = STS_BENCHMARK_YEARS
     sick: bool = True
     msrp: bool = True
     also: tuple[Literal["untrained", "shared_unknown"], ...] = ()
+    bitext_retrieval: tuple[Literal[RETRIEVAL_SETS], ...] = ()
+    sick_translated: str | None = None
+    sick_cross: bool = False
 
     @field_validator("sts_years")
     @classmethod
@@ -30,3 +41,10 @@ class EvaluationConfig(Config):
         if unknown:
             raise ValueError(f"{unknown} are not STS benchmark years; use some of {list(STS_BENCHMARK_YEARS)}")
         return years
+
+    @model_validator(mode="after")
+    def _cross_needs_translation(self):
+        if self.sick_cross and not self.sick_translated:
+            raise ValueError("sick_cross pairs English sentences with their translations: set sick_translated (e.g. "
+                             "pipeline:sick-es/translate, made by `parabit translate-sick`)")
+        return self

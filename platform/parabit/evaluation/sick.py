@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from parabit.data.sick import read_sick
+from dataclasses import replace
+from pathlib import Path
+
+from parabit.data.sick import read_sick, read_translated_sick
 from parabit.evaluation.metrics import Encode
 from parabit.evaluation.report import Score
 from parabit.evaluation.sts import score_similarity_subset
@@ -18,3 +21,19 @@ class SICKRelatednessEvaluator:
 
     def __call__(self, encode: Encode) -> list[Score]:
         return score_similarity_subset(encode, "sick", self.split.replace("+", "-"), self.pairs)
+
+
+class TranslatedSICKEvaluator:
+    """SICK relatedness on the machine translation ``parabit translate-sick`` made (its stage folder ``path``): both
+    sentences translated (benchmark ``sick-<lang>``, e.g. SICK-es), or with ``cross`` sentence A in English and B
+    translated (``sick-en-<lang>``: cross-lingual similarity). Pearson and Spearman of cosine similarity against the
+    English pair's gold score, over the pairs the engine translated."""
+
+    def __init__(self, path: str | Path, *, cross: bool = False, lang: str = "es", split: str = "test"):
+        self.split = split
+        self.benchmark = f"sick-en-{lang}" if cross else f"sick-{lang}"
+        self.pairs = [replace(english, sentence_b=translated.sentence_b) if cross else translated
+                      for english, translated in read_translated_sick(path, split)]
+
+    def __call__(self, encode: Encode) -> list[Score]:
+        return score_similarity_subset(encode, self.benchmark, self.split, self.pairs)

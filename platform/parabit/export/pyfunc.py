@@ -1,7 +1,8 @@
 """The MLflow pyfunc embedding model.
 
 ``mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": [...]}))`` returns a 2-D float32 array, one
-embedding per row. The model carries the encoder weights, vocabulary and tokenizer settings, and the ``parabit``
+embedding per row; a model of several languages (e.g. ``parabit-encoder-bilingual``) also takes an optional ``lang``
+column (a language code per row, or empty to have it detected). The model carries the encoder weights, vocabulary and tokenizer settings, and the ``parabit``
 code it needs (``code_paths``), so nothing else is required to use it. It is logged from code
 (:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc model is still code that runs
 when loaded: load models from your own registry only.
@@ -33,7 +34,8 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> np.ndarray:
         """One embedding per row of the ``text`` column. Every row must be a string: a missing value (None, NaN)
-        is refused with the rows it is in, never embedded as the word "none" or "nan"."""
+        is refused with the rows it is in, never embedded as the word "none" or "nan". An optional ``lang`` column
+        says each row's language (a missing value: detect it, as without the column)."""
         if not isinstance(model_input, pd.DataFrame) or "text" not in model_input.columns:
             columns = list(model_input.columns) if isinstance(model_input, pd.DataFrame) else type(model_input).__name__
             raise ValueError(f"input needs a 'text' column of sentences; it has {columns}")
@@ -43,7 +45,14 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
             bad = [row for row, text in enumerate(texts) if not isinstance(text, str)]
             raise ValueError(f"the 'text' column must hold strings; row(s) {bad[:10]} hold "
                              f"{[texts[row] for row in bad[:3]]} (drop or fill missing sentences first)")
-        return self.embedder.encode(texts)
+        if "lang" not in model_input.columns:
+            return self.embedder.encode(texts)
+        langs = [None if pd.isna(value) or value == "" else value for value in model_input["lang"].tolist()]
+        unknown = sorted(set(langs) - {None} - set(self.embedder.langs))
+        if unknown:
+            raise ValueError(f"the 'lang' column names {unknown}; this model reads {list(self.embedder.langs)} "
+                             "(leave a row's lang empty to have it detected)")
+        return self.embedder.encode(texts, lang=langs)
 
 
 # The distributions whose modules loading the model imports (model_code.py → parabit.export.pyfunc → parabit.embedder,
@@ -76,8 +85,24 @@ def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_
             code_paths=[str(PACKAGE_DIR)],
             pip_requirements=_requirements(),
             input_example=sample,
+            signature=signature(embedder, sample),
             registered_model_name=registered_model_name or None,
         )
+
+
+def signature(embedder: SentenceEmbedder, sample: pd.DataFrame):
+    """A model of several languages takes an optional ``lang`` column beside ``text`` (MLflow drops any input column
+    its signature does not name): its signature says so. None for a one-language model (MLflow infers it from the
+    input example: a ``text`` column in, one float32 vector per row out)."""
+    if len(embedder.langs) == 1:
+        return None
+    from mlflow.models import infer_signature
+    from mlflow.models.signature import ModelSignature
+    from mlflow.types import ColSpec, Schema
+
+    inferred = infer_signature(sample, embedder.encode(sample["text"].tolist()))
+    inputs = Schema([ColSpec("string", "text"), ColSpec("string", "lang", required=False)])
+    return ModelSignature(inputs=inputs, outputs=inferred.outputs)
 
 
 def save_embedder_model(embedder: SentenceEmbedder, path: str | Path) -> Path:
@@ -87,6 +112,15 @@ def save_embedder_model(embedder: SentenceEmbedder, path: str | Path) -> Path:
         mlflow.pyfunc.save_model(str(path), python_model=str(MODEL_CODE), artifacts={"embedder": str(folder)},
                                  code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements())
     return Path(path)
+
+
+def load_embedder(model: str) -> SentenceEmbedder:
+    """The :class:`SentenceEmbedder` of a model: inside a pyfunc embedding model (``models:/...``, ``runs:/...`` or
+    a pyfunc model folder) or an embedder folder (``embedder.json``): for callers that need more than ``predict``
+    (a language per call, the vocabulary)."""
+    if (Path(model) / "embedder.json").is_file():
+        return SentenceEmbedder.load(model)
+    return mlflow.pyfunc.load_model(model).unwrap_python_model().embedder
 
 
 def load_encoder(model_uri: str):

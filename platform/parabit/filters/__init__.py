@@ -7,6 +7,7 @@ Each filter scores pairs (stored as columns) and accepts them by thresholds, sep
 from __future__ import annotations
 
 from parabit.filters.base import Filter, FilterError, PairBatch
+from parabit.filters.bilingual import BilingualSimilarityFilter
 from parabit.filters.bleu import BleuFilter
 from parabit.filters.classifier import ReferenceClassifierFilter
 from parabit.filters.cost import TranslationCostFilter
@@ -19,7 +20,7 @@ from parabit.filters.teacher import TeacherSimilarityFilter
 FILTERS: dict[str, type[Filter]] = {
     cls.name: cls
     for cls in (TokenLengthFilter, LengthRatioFilter, TranslationCostFilter, NgramOverlapFilter, BleuFilter,
-                LanguageModelFilter, ReferenceClassifierFilter, TeacherSimilarityFilter)
+                LanguageModelFilter, ReferenceClassifierFilter, TeacherSimilarityFilter, BilingualSimilarityFilter)
 }
 
 
@@ -39,6 +40,6 @@ def build_filter(name: str, **options) -> Filter:
         raise FilterError(f"filter {name!r}: bad options {options}: {err}") from None
 
 
-__all__ = ["FILTERS", "BleuFilter", "Filter", "FilterError", "LanguageModelFilter", "LengthRatioFilter",
+__all__ = ["FILTERS", "BilingualSimilarityFilter", "BleuFilter", "Filter", "FilterError", "LanguageModelFilter", "LengthRatioFilter",
            "NgramOverlapFilter", "PairBatch", "ReferenceClassifierFilter", "TokenLengthFilter",
            "TeacherSimilarityFilter", "TranslationCostFilter", "TrigramLanguageModel", "build_filter", "filter_class"]

@@ -84,6 +84,7 @@ class Filter(ABC):
     name: ClassVar[str]
     needs_fit: ClassVar[bool] = False
     needs_cost: ClassVar[bool] = False  # scores the engine's per-token costs (column ``token_costs``)
+    needs_columns: ClassVar[tuple[str, ...]] = ()  # columns it reads besides the pair (e.g. ``foreign``, ``lang``)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from parabit.config import Config
+from parabit.data.heldout import HeldoutSetting
 from parabit.paths import output_root
 from parabit.backtranslation.config import SourceConfig
 from parabit.text.tokenize import TokenizerName
@@ -72,7 +73,8 @@ class PivotConfig(Config):
 
 class PhrasesConfig(Config):
     """The whole phrase pipeline. Outputs go to ``output_dir`` (default ``<output root>/pipelines/<name>``); one
-    MLflow run per execution is logged to ``experiment``."""
+    MLflow run per execution is logged to ``experiment``. ``heldout: exclude``: ingest rejects every pair that shares
+    a sentence with the held-out evaluation sets (:mod:`parabit.data.heldout`); ``keep`` (the default) ingests all."""
 
     name: str = Field("phrases_en_es", pattern=r"^[^/\s]+$")
     output_dir: str | None = None
@@ -81,6 +83,7 @@ class PhrasesConfig(Config):
     align: AlignConfig = Field(default_factory=AlignConfig)
     phrase_table: PhraseTableConfig = Field(default_factory=PhraseTableConfig)
     pivot: PivotConfig = Field(default_factory=PivotConfig)
+    heldout: HeldoutSetting = "keep"
 
     @model_validator(mode="after")
     def _one_language(self):

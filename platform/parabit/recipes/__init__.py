@@ -23,7 +23,8 @@ from parabit.training import recipe_at
 # Each recipe's name, and where the class that trains it is (:func:`~parabit.training.recipe.recipe_at`).
 RECIPES: dict[str, str] = {"pairs": "parabit.recipes.pairs.recipe:PairsRecipe",
                            "siamese": "parabit.recipes.siamese.recipe:SiameseRecipe",
-                           "bildrl": "parabit.recipes.bildrl.recipe:BilDRLRecipe"}
+                           "bildrl": "parabit.recipes.bildrl.recipe:BilDRLRecipe",
+                           "bilingual": "parabit.recipes.bilingual.recipe:BilingualRecipe"}
 DEFAULT_RECIPE = "pairs"
 
 

@@ -172,6 +172,35 @@ class Vocabulary:
             lengths = np.where(lengths == 0, 1, lengths)
         return (*pad_flat(ids, lengths, max_length), unknown)
 
+    def texts_to_ids_detected(self, tokenizer: Tokenizer, texts: Sequence[str], langs: Sequence[str],
+                              scores: np.ndarray,
+                              max_length: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`texts_to_ids` with each text's language chosen among ``langs``: the one under which its tokens
+        score highest, a token scoring ``scores[id]`` under each language (e.g. the log-probability of the word in that
+        language's text; a word a language lacks scores that language's unknown-word row). Ties go to the first of
+        ``langs``. Returns ids, lengths and, per text, the index in ``langs`` of the language read.
+
+        The texts are tokenised once; each language costs one more vectorised lookup of the distinct tokens."""
+        pieces, positions, lengths = tokenizer.tokenize_indexed(texts)
+        codes, distinct = pd.factorize(pieces)
+        token_codes = codes[positions] if len(positions) else np.zeros(0, dtype=np.int64)
+        owner = np.repeat(np.arange(len(texts)), lengths)  # the text of each token
+        ids_by_lang, totals = [], []
+        for lang in langs:
+            words, word_ids = self._word_table(lang)
+            found = words.get_indexer(distinct)
+            ids = np.where(found >= 0, word_ids[found], self._language_index(lang)[UNK_WORD])
+            ids_by_lang.append(ids)
+            totals.append(np.bincount(owner, weights=scores[ids][token_codes], minlength=len(texts)))
+        chosen = np.argmax(np.stack(totals), axis=0) if len(texts) else np.zeros(0, dtype=np.int64)
+        ids = np.stack(ids_by_lang)[chosen[owner], token_codes] if len(token_codes) else np.zeros(0, np.int64)
+        empty = np.flatnonzero(lengths == 0)
+        if len(empty):  # a text without tokens is the unknown word of its language (the first: no token voted)
+            starts = np.cumsum(lengths) - lengths
+            ids = np.insert(ids, starts[empty], self.id(UNK_WORD, langs[0]))
+            lengths = np.where(lengths == 0, 1, lengths)
+        return (*pad_flat(ids, lengths, max_length), chosen)
+
     def encode_batch(self, sentences: Iterable[Iterable[str]], lang: str) -> tuple[np.ndarray, np.ndarray]:
         """Token lists to a padded id matrix ``[B, T]`` (int64) and lengths ``[B]``."""
         return pad_batch(self.encode_all(sentences, lang))
