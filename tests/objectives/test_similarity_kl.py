@@ -38,7 +38,7 @@ def test_it_is_least_when_the_students_similarities_are_the_teachers_and_trains_
     assert same < loss(torch.randn(16, 12), teacher)
     student = torch.randn(16, 12, requires_grad=True)
     optimiser = torch.optim.Adam([student], lr=0.05)
-    first = float(loss(student, teacher))
+    first = loss(student, teacher).item()
     for _ in range(200):
         optimiser.zero_grad()
         loss(student, teacher).backward()

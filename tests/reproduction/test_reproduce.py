@@ -165,3 +165,23 @@ def test_a_data_step_run_again_keeps_the_facts_its_recorded_cells_were_planned_f
     assert plan.data_paths == local(recorded["data_paths"]) and plan.available == recorded["available"]
     assert plan.sweeps == sweeps
     assert "differ from the record's, which stay in force" in caplog.text
+
+
+@pytest.mark.slow
+def test_verify_says_what_it_rebuilds_and_builds_only_its_own_papers_data(quick, tmp_path):
+    """`--verify CELL` on a machine with only the ledger: it says first that it rebuilds its own paper's data step for
+    the cell's group, builds no other paper's data (Bao's and Elgohary's phrase pipelines stay unbuilt), trains the
+    cell again and prints its numbers beside the ledger's."""
+    _, _, ledger_folder, env = quick
+    (cell,) = [r.cell for r in Ledger(ledger_folder).cells("wieting")][:1]
+    outputs = tmp_path / "outputs"
+    shutil.copytree(ledger_folder, outputs / "reproduction" / "repro-quick" / "ledger")
+    fresh = {**env, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'fresh.db'}", "PARABIT_OUTPUT": str(outputs)}
+    stdout = reproduce(fresh, "--verify", cell)
+    lines = stdout.splitlines()
+    assert lines[0].startswith(f"{cell}: first the wieting data step, for this cell's group only"), lines[0]
+    assert re.search(rf"^{re.escape(cell)}: ledger record of commit [0-9a-f]{{8}}; trained again as "
+                     rf"{re.escape(cell)}-verify-\d{{14}}", stdout, re.M), stdout
+    assert "dev_score" in stdout
+    built = {path.name for path in (outputs / "pipelines").iterdir()} if (outputs / "pipelines").exists() else set()
+    assert not any(name.startswith("phrases") for name in built), built

@@ -18,7 +18,8 @@ from parabit.evaluation.report import Score
 
 def unit_tensor(vectors: np.ndarray) -> torch.Tensor:
     """``vectors`` as a float32 tensor of unit rows (a zero row stays zero)."""
-    return torch.nn.functional.normalize(torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)), dim=1)
+    # torch.tensor copies, so a read-only array (an Arrow-backed column) is fine; normalize copies anyway.
+    return torch.nn.functional.normalize(torch.tensor(np.asarray(vectors, dtype=np.float32)), dim=1)
 
 
 def top_k(queries: np.ndarray, candidates: np.ndarray, k: int, batch: int = 4096) -> tuple[np.ndarray, np.ndarray]:

@@ -354,14 +354,22 @@ class Reproduction:
         init_ray()
         context = PlanContext(self.config, self.pipelines)
         for key in self.config.papers:
+            if not name.startswith(f"{self.config.prefix}-{key}-"):  # cell names: <prefix>-<paper>-<group>-s<seed>
+                continue  # another paper's data step is never built for this cell
             paper = PaperRun(PLANS[key](context))
-            self.open(paper)
+            self.open(paper, prepare=False)
+            if paper.data_digest and not paper.restored:
+                print(f"{name}: the ledger has no {key} data step for this code (data digest {paper.data_digest}): "
+                      f"it runs here in full first (every group's data and sweeps), then {name} trains again",
+                      flush=True)
+                paper = PaperRun(PLANS[key](context))
+                self.open(paper)
             cell = next((c for c in paper.planned if c.name == name), None)
             if cell is None:
-                continue
+                break
             recorded = next((r for r in paper.results.all if r.cell.name == name), None)
-            print(self._verify_plan(paper, cell, recorded), flush=True)
             if paper.restored:
+                print(self._verify_plan(paper, cell, recorded), flush=True)
                 # Only what this cell needs, taking what the record holds (e.g. sweeps' choices); nothing is recorded.
                 self._prepare(paper, {cell.group}, record=False)
                 groups = {g.key: g for g in paper.plan.groups()}
@@ -378,8 +386,6 @@ class Reproduction:
         trains = f"then trains {cell.name} again" + (
             f" (its record: {recorded.seconds:.0f} s of training on {recorded.record.machine.get('host', '?')}, "
             f"{recorded.record.machine.get('cpus', '?')} CPUs)" if recorded is not None and recorded.seconds else "")
-        if not paper.restored:
-            return f"{cell.name}: its paper's data is built here; {trains}"
         step = sum(r.seconds or 0.0 for r in self.ledger.preparations(paper.plan.key, paper.data_digest))
         reused = paper.plan.reused()
         return (f"{cell.name}: first the {paper.plan.key} data step, for this cell's group only (stages already built "
