@@ -64,7 +64,7 @@ def test_a_count_shows_done_of_total_its_rate_and_the_time_left_and_silences_the
     monkeypatch.setattr(output, "LINE_EVERY_S", 0.35)
     with output.elapsed("outer step"):
         items = []
-        for item in output.progress(range(5), "counting", total=5, unit="items"):
+        for item in output.progress(range(5), "counting", unit="items"):  # total: the range's length
             time.sleep(0.15)
             items.append(item)
     lines = capsys.readouterr().err.splitlines()

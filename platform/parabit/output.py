@@ -248,7 +248,9 @@ def counting(description: str, total: int | None = None, unit: str = "it", *,
 
 
 def progress(iterable: Iterable, description: str, total: int | None = None, unit: str = "it") -> Iterator:
-    """``iterable``, each item counted by :func:`counting`."""
+    """``iterable``, each item counted by :func:`counting` (``total`` defaults to its length, when it has one)."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
     with counting(description, total, unit) as bar:
         for item in iterable:
             yield item

@@ -368,8 +368,8 @@ class Reproduction:
             if cell is None:
                 break
             recorded = next((r for r in paper.results.all if r.cell.name == name), None)
+            print(self._verify_plan(paper, cell, recorded), flush=True)
             if paper.restored:
-                print(self._verify_plan(paper, cell, recorded), flush=True)
                 # Only what this cell needs, taking what the record holds (e.g. sweeps' choices); nothing is recorded.
                 self._prepare(paper, {cell.group}, record=False)
                 groups = {g.key: g for g in paper.plan.groups()}
@@ -386,6 +386,8 @@ class Reproduction:
         trains = f"then trains {cell.name} again" + (
             f" (its record: {recorded.seconds:.0f} s of training on {recorded.record.machine.get('host', '?')}, "
             f"{recorded.record.machine.get('cpus', '?')} CPUs)" if recorded is not None and recorded.seconds else "")
+        if not paper.restored:  # no data step (Bao), or the one that just ran in full
+            return f"{cell.name}: {trains.removeprefix('then ')}"
         step = sum(r.seconds or 0.0 for r in self.ledger.preparations(paper.plan.key, paper.data_digest))
         reused = paper.plan.reused()
         return (f"{cell.name}: first the {paper.plan.key} data step, for this cell's group only (stages already built "
