@@ -12,14 +12,14 @@ import torch
 
 from parabit.data.bitext import BitextPair
 from parabit.data.heldout import HeldoutSets
-from parabit.evaluation.metrics import Encode
+from parabit.evaluation.metrics import Encode, unit_rows
 from parabit.evaluation.report import Score
 
 
 def unit_tensor(vectors: np.ndarray) -> torch.Tensor:
-    """``vectors`` as a float32 tensor of unit rows (a zero row stays zero)."""
-    # torch.tensor copies, so a read-only array (an Arrow-backed column) is fine; normalize copies anyway.
-    return torch.nn.functional.normalize(torch.tensor(np.asarray(vectors, dtype=np.float32)), dim=1)
+    """``vectors`` as a float32 tensor of unit rows (a zero row stays zero): :func:`unit_rows`, whose result is a
+    new array (so a read-only input, an Arrow-backed column, is fine)."""
+    return torch.from_numpy(unit_rows(np.asarray(vectors, dtype=np.float32)))
 
 
 def top_k(queries: np.ndarray, candidates: np.ndarray, k: int, batch: int = 4096) -> tuple[np.ndarray, np.ndarray]:
