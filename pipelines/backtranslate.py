@@ -22,6 +22,7 @@ from parabit.backtranslation.select import PAIRS_FILE, select
 
 def run(config: PipelineConfig) -> PipelineResult:
     """Run (or resume) the pipeline; stages whose output is complete for this configuration are skipped."""
+    config = config.model_copy(update={"score": config.score.pinned()})
     with PipelineRun(config) as pipeline:
         ingested = pipeline.stage("ingest", partial(ingest, config.sources, heldout=heldout_sets(config.heldout)),
                                   ingest_settings(config))

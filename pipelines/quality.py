@@ -43,6 +43,20 @@ def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None =
     return run_training(recipe_for(plan.recipe_config(recipe, seed)), tags=tags)
 
 
+def baseline_encoder(name: str):
+    """``encode`` of a plan's baseline: a model URI (``models:/...``, ``runs:/...``) or a built-in baseline's name."""
+    from parabit.baselines import build_baseline
+    from parabit.export.pyfunc import load_encoder
+    from parabit.tracking.registry import check_model_uri
+
+    return load_encoder(check_model_uri(name)) if ":/" in name else build_baseline(name).encode
+
+
+def evaluate_options(name: str) -> str:
+    """The ``parabit evaluate`` options that score a plan's baseline alone."""
+    return f"--model-uri {name}" if ":/" in name else f"--encoder {name}"
+
+
 @click.command(short_help="Each quality recipe vs its untrained start.")
 @config_path(default=PLAN, help_text="the quality plan (data pipelines, recipes, champion)")
 @click.option("--recipe", "only", multiple=True, help="run only these recipes of the plan (repeatable)")
@@ -53,7 +67,6 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the GloVe
     baselines; write the table into the plan's `document` (the shipped plan: docs/quality.md) and log it to
     MLflow."""
-    from parabit.baselines import build_baseline
     from parabit.config import ConfigError
     from parabit.evaluation import EvaluationSuite
     from parabit.quality import QualityPlan, Row, gain_line, quality_markdown, write_table
@@ -68,20 +81,24 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     if set(seeds) - set(plan.seeds):
         raise ConfigError(f"--seed {sorted(set(seeds) - set(plan.seeds))}: the plan's seeds are {list(plan.seeds)}")
     build_data(plan, recipes)
-    baselines = [Row.of(name, EvaluationSuite.standard()(build_baseline(name).encode),
-                        f"`parabit evaluate --encoder {name}`") for name in ("glove-mean", "glove-sif")]
+    evaluation = getattr(plan.recipe_config(next(iter(plan.recipes))), "evaluation", None)
+    suite = EvaluationSuite.standard(evaluation)
+    baselines = {name: Row.of(name, suite(baseline_encoder(name)), f"`parabit evaluate {evaluate_options(name)}`",
+                              plan.columns) for name in plan.baselines}
     rows = []
     for recipe in recipes:
         results = [train_recipe(plan, recipe, tags={tags.KIND: "quality"}, seed=seed) for seed in seeds or plan.seeds]
         config = plan.recipe_config(recipe)
-        suite = EvaluationSuite.standard(config.evaluation if hasattr(config, "evaluation") else None)
+        recipe_suite = EvaluationSuite.standard(getattr(config, "evaluation", None))
         untrained = Row.of(f"{recipe}, untrained (its initialisation)",
-                           suite(recipe_for(config).untrained_embedder().encode), "")
+                           recipe_suite(recipe_for(config).untrained_embedder().encode), "", plan.columns)
         trained = Row.over(f"**{recipe}**: {plan.recipes[recipe].about}", [result.report for result in results],
-                           plan.command(recipe))
+                           plan.command(recipe), plan.columns)
         rows.append((untrained, trained))
-    table = quality_markdown(baselines, rows, sif=baselines[1])
-    improvement = "\n".join(f"- {trained.label}: {gain_line(untrained, trained)}" for untrained, trained in rows)
+    table = quality_markdown(list(baselines.values()), rows, bar=baselines.get(plan.bar), columns=plan.columns,
+                             seed_row=plan.seed_row)
+    improvement = "\n".join(f"- {trained.label}: {gain_line(untrained, trained, plan.headline_column)}"
+                            for untrained, trained in rows)
     text = f"{table}\n\n{improvement}\n"
     click.echo(text)
     if only:
@@ -89,7 +106,7 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     elif plan.document is None:
         click.echo("table not written: the plan names no `document:`")
     else:
-        click.echo(f"table written to {write_table(project_path(plan.document), text)}")
+        click.echo(f"table written to {write_table(project_path(plan.document), text, plan.name)}")
     tracker = RunTracker("parabit-quality", f"{plan.name}-table", tags={tags.KIND: "quality-table"})
     tracker.start()
     with tracker.closing():

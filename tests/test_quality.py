@@ -14,6 +14,7 @@ from parabit.quality import QualityPlan, Row, beats, gain_line, gains, quality_m
 from parabit.recipes import load_run_config
 
 PLAN = project_path("jobs/configs/quality/plan.yaml")
+BILINGUAL_PLAN = project_path("jobs/configs/bilingual/plan.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,9 @@ def plan() -> QualityPlan:
     return load_config(QualityPlan, PLAN)
 
 
-def test_each_recipe_s_command_re_creates_its_config(plan):
+@pytest.mark.parametrize("path", [PLAN, BILINGUAL_PLAN], ids=["quality", "bilingual"])
+def test_each_recipe_s_command_re_creates_its_config(path):
+    plan = load_config(QualityPlan, path)
     for recipe in plan.recipes:
         words = shlex.split(plan.command(recipe))
         assert words[:4] == ["parabit", "train", "--config", plan.recipes[recipe].config]
@@ -61,7 +64,7 @@ def row(label: str, base: float, sick: float) -> Row:
 def test_the_table_marks_scores_above_sif_and_each_recipe_s_gain():
     sif = row("glove-sif", 0.55, 0.69)
     untrained, trained = row("r, untrained", 0.50, 0.65), row("r", 0.56, 0.68)
-    table = quality_markdown([row("glove-mean", 0.43, 0.61), sif], [(untrained, trained)], sif=sif)
+    table = quality_markdown([row("glove-mean", 0.43, 0.61), sif], [(untrained, trained)], bar=sif)
     trained_line = next(line for line in table.splitlines() if line.startswith("| r |"))
     assert "**0.560**" in trained_line and "| 0.680 |" in trained_line  # above SIF bold, SICK below it plain
     assert gains([(untrained, trained)]) == {"r": pytest.approx(0.06)}
@@ -75,6 +78,36 @@ def test_writing_the_table_keeps_the_prose_around_it(tmp_path):
     write_table(document, "| second |")
     text = document.read_text()
     assert "prose before" in text and "prose after" in text and "| second |" in text and "| first |" not in text
+    write_table(document, "| bilingual |", "bilingual")  # another plan's table beside it, not over it
+    write_table(document, "| third |")
+    text = document.read_text()
+    assert "| bilingual |" in text and "| third |" in text and "| second |" not in text
+
+
+def test_a_plan_s_columns_read_their_own_scores_and_its_gains_their_headline():
+    from parabit.evaluation.report import EvaluationReport, Score
+
+    plan = load_config(QualityPlan, BILINGUAL_PLAN)
+    report = EvaluationReport([*report_of(0.6, 0.7).scores, Score("tatoeba-es", "es-en", "accuracy", 0.9, 1000),
+                               Score("tatoeba-es", "en-es", "accuracy", 0.8, 1000)])
+    trained = Row.over("b", [report, report], "cmd", plan.columns)
+    assert trained.scores["tatoeba-es-en"] == pytest.approx(0.9) and trained.scores["sick-es"] is None
+    assert trained.sts_mean == pytest.approx(0.62)  # the STS years are read whatever the columns
+    start = Row.of("word-translation", report, "", plan.columns)
+    table = quality_markdown([], [(start, trained)], bar=start, columns=plan.columns, seed_row=False)
+    lines = table.splitlines()
+    assert lines[0].startswith("| encoder | Tatoeba es→en | Tatoeba en→es |") and "Elgohary" not in table
+    assert len(lines) == 2 + 2 and lines[-1].startswith("| b | 0.900 ± 0.0000 | 0.800 ± 0.0000 | – |")
+    assert plan.headline_column.name == "tatoeba-es-en"  # each recipe's gain is read on retrieval, not English STS
+    worse = Row.of("start", EvaluationReport([*report.scores[:-2], Score("tatoeba-es", "es-en", "accuracy", 0.5, 9)]),
+                   "", plan.columns)
+    assert gain_line(worse, trained, plan.headline_column).startswith("+0.400 on Tatoeba es→en over its init")
+
+
+def test_the_bar_must_be_one_of_the_baselines(tmp_path):
+    (tmp_path / "plan.yaml").write_text(BILINGUAL_PLAN.read_text().replace('bar: "models:/', 'bar: "nothing:/'))
+    with pytest.raises(ConfigError, match="bar 'nothing:/parabit-encoder@champion' is not one of the baselines"):
+        load_config(QualityPlan, tmp_path / "plan.yaml")
 
 def report_of(base: float, sick: float):
     from parabit.evaluation.report import EvaluationReport, Score
@@ -87,7 +120,7 @@ def test_a_recipe_over_several_seeds_is_their_mean_and_sd_and_its_gain_is_read_a
     seeds = Row.over("r", [report_of(0.56, 0.68), report_of(0.58, 0.70), report_of(0.57, 0.69)])
     assert seeds.runs == 3 and seeds.scores["sts2012"] == pytest.approx(0.57)
     assert seeds.spread["sts2012"] == pytest.approx(0.01) and seeds.spread["sts_mean"] == pytest.approx(0.01)
-    line = next(line for line in quality_markdown([], [(row("u", 0.5, 0.6), seeds)], sif=row("s", 0.6, 0.7))
+    line = next(line for line in quality_markdown([], [(row("u", 0.5, 0.6), seeds)], bar=row("s", 0.6, 0.7))
                 .splitlines() if line.startswith("| r |"))
     assert "| 0.570 ± 0.0100 |" in line and "| 3 |" in line
     assert "+0.070" in gain_line(row("u", 0.50, 0.6), seeds) and "more than the spread" in gain_line(

@@ -10,6 +10,7 @@ read and the recipes (a training config plus ``--set`` overrides each). ``parabi
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,11 +28,28 @@ from parabit.recipes import load_run_config
 from parabit.training import TrainingConfig
 
 YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
-COLUMNS = (*YEARS, "sick")
+
+
+class Column(Config):
+    """One score column of the table: ``name`` (its key in a :class:`Row`), ``label`` (its header) and the score of
+    an evaluation report it shows (``benchmark``, ``subset``, ``metric``)."""
+
+    name: str = Field(min_length=1)
+    label: str = Field(min_length=1)
+    benchmark: str = Field(min_length=1)
+    subset: str = "mean"
+    metric: str = "pearson"
+
+
+# The English table: Pearson r on each STS year (the mean over its subsets) and SICK test.
+ENGLISH_COLUMNS = (*(Column(name=year, label=f"STS {year[3:]}", benchmark=year) for year in YEARS),
+                   Column(name="sick", label="SICK", benchmark="sick", subset="test"))
+# Read for every row whatever the columns: the five-year STS mean is what "improves on its start" is measured by.
+YEAR_COLUMNS = ENGLISH_COLUMNS[:len(YEARS)]
 # The seed row to beat (stretch goal): Elgohary & Carpuat's J_bi on 3M bilingual phrase pairs (no STS 2016 score).
 SEED_ROW = ("seed: Elgohary & Carpuat J_bi, bilingual phrases (3M pairs)",
-            {name: paper_value(name, "mean" if name != "sick" else "test", "bilingual_phrases", "jbi")
-             for name in COLUMNS})
+            {column.name: paper_value(column.name, "mean" if column.name != "sick" else "test", "bilingual_phrases",
+                                      "jbi") for column in ENGLISH_COLUMNS})
 
 
 class RecipeEntry(Config):
@@ -59,7 +77,14 @@ class QualityPlan(Config):
     and ``document``, the markdown file the table goes into (relative: in the project folder; its table is replaced,
     the prose around it kept). No default: a plan that names no document has its table printed and logged to
     MLflow only. Config paths (``config`` of a recipe or data step) are read from the project folder when
-    relative."""
+    relative.
+
+    The table: ``columns`` (default the English STS years and SICK; the five-year STS mean is always shown),
+    ``baselines`` (rows evaluated untrained: a built-in baseline encoder's name or a model URI such as
+    ``models:/parabit-encoder@champion``, scored with the ``evaluation`` of the first recipe), ``bar`` (the
+    baseline a trained score must beat to be bold), ``headline`` (the column each recipe's gain over its start is
+    read on; default the STS mean) and ``seed_row`` (Elgohary & Carpuat's published row, for the
+    English columns)."""
 
     name: str = Field("quality", pattern=r"^[^/\s]+$")
     data: list[DataStep] = Field(default_factory=list)
@@ -67,6 +92,29 @@ class QualityPlan(Config):
     champion: str
     seeds: tuple[NonNegativeInt, ...] = Field((1, 2, 3), min_length=1)
     document: str | None = Field(None, min_length=1)
+    columns: tuple[Column, ...] = Field(ENGLISH_COLUMNS, min_length=1)
+    baselines: tuple[str, ...] = ("glove-mean", "glove-sif")
+    bar: str | None = "glove-sif"
+    seed_row: bool = True
+    headline: str | None = None
+
+    @property
+    def headline_column(self) -> Column | None:
+        """The column each recipe's gain over its start is read on (None: the five-year STS mean)."""
+        return next(column for column in self.columns if column.name == self.headline) if self.headline else None
+
+    @model_validator(mode="after")
+    def _headline_is_a_column(self):
+        names = [column.name for column in self.columns]
+        if self.headline is not None and self.headline not in names:
+            raise ValueError(f"headline {self.headline!r} is not one of the columns {names}")
+        return self
+
+    @model_validator(mode="after")
+    def _bar_is_a_baseline(self):
+        if self.bar is not None and self.bar not in self.baselines:
+            raise ValueError(f"bar {self.bar!r} is not one of the baselines {list(self.baselines)}")
+        return self
 
     @model_validator(mode="after")
     def _champion_is_a_recipe(self):
@@ -123,8 +171,8 @@ def _yaml(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the table: a label, the scores of :data:`COLUMNS` (the mean over ``runs`` runs, with their
-    standard deviation in ``spread`` when there are several), and how it was made."""
+    """One line of the table: a label, its scores by column name (the mean over ``runs`` runs, with their standard
+    deviation in ``spread`` when there are several; the STS years always among them), and how it was made."""
 
     label: str
     scores: dict[str, float | None]
@@ -133,17 +181,20 @@ class Row:
     runs: int = 1
 
     @classmethod
-    def of(cls, label: str, report: EvaluationReport, command: str = "") -> "Row":
-        return cls.over(label, [report], command)
+    def of(cls, label: str, report: EvaluationReport, command: str = "",
+           columns: Sequence[Column] = ENGLISH_COLUMNS) -> "Row":
+        return cls.over(label, [report], command, columns)
 
     @classmethod
-    def over(cls, label: str, reports: list[EvaluationReport], command: str = "") -> "Row":
+    def over(cls, label: str, reports: list[EvaluationReport], command: str = "",
+             columns: Sequence[Column] = ENGLISH_COLUMNS) -> "Row":
         """The mean (and sample standard deviation) of several runs' scores, e.g. one recipe's training seeds."""
-        per_run = [_scores(report) for report in reports]
-        scores = {name: _mean([run[name] for run in per_run]) for name in COLUMNS}
+        read = {column.name: column for column in (*YEAR_COLUMNS, *columns)}.values()
+        per_run = [_scores(report, read) for report in reports]
+        scores = {column.name: _mean([run[column.name] for run in per_run]) for column in read}
         spread = {}
         if len(per_run) > 1:
-            spread = {name: float(np.std([run[name] for run in per_run], ddof=1)) for name in COLUMNS
+            spread = {name: float(np.std([run[name] for run in per_run], ddof=1)) for name in scores
                       if scores[name] is not None}
             means = [_mean([run[year] for year in YEARS]) for run in per_run]
             if all(value is not None for value in means):
@@ -153,16 +204,16 @@ class Row:
     @property
     def sts_mean(self) -> float | None:
         """The mean of the five STS years (what "improves on its initialisation" is measured by)."""
-        return _mean([self.scores[year] for year in YEARS])
+        return _mean([self.scores.get(year) for year in YEARS])
 
 
-def _scores(report: EvaluationReport) -> dict[str, float | None]:
+def _scores(report: EvaluationReport, columns: Iterable[Column]) -> dict[str, float | None]:
     scores = {}
-    for name in COLUMNS:
+    for column in columns:
         try:
-            scores[name] = report.value(name, "test" if name == "sick" else "mean", "pearson")
+            scores[column.name] = report.value(column.benchmark, column.subset, column.metric)
         except KeyError:
-            scores[name] = None
+            scores[column.name] = None
     return scores
 
 
@@ -178,23 +229,30 @@ def _cell(value: float | None, bar: float | None = None, spread: float | None = 
     return text if spread is None else f"{text} ± {spread:.4f}"  # seeds often agree to the third decimal
 
 
-def quality_markdown(baselines: list[Row], recipes: list[tuple[Row, Row]], sif: Row) -> str:
-    """The table: baselines and the seed row, then each recipe's untrained initialisation and trained model; a
-    trained score above GloVe-SIF is bold. ``recipes``: (untrained, trained) per recipe."""
-    header = "| encoder | " + " | ".join(name.upper().replace("STS", "STS ") for name in COLUMNS) + \
-             " | STS mean | seeds | command |"
-    lines = [header, "|---" * (len(COLUMNS) + 4) + "|"]
-    seed_label, seed_scores = SEED_ROW
-    for row in [*baselines, Row(seed_label, seed_scores, "(published)")]:
-        lines.append(f"| {row.label} | " + " | ".join(_cell(row.scores[c]) for c in COLUMNS)
-                     + f" | {_cell(row.sts_mean)} | | {row.command} |")
+def quality_markdown(baselines: list[Row], recipes: list[tuple[Row, Row]], bar: Row | None,
+                     columns: Sequence[Column] = ENGLISH_COLUMNS, seed_row: bool = True) -> str:
+    """The table: baselines (and the seed row), then each recipe's untrained initialisation and trained model; a
+    trained score above ``bar``'s is bold. ``recipes``: (untrained, trained) per recipe."""
+    names = [column.name for column in columns]
+    lines = ["| encoder | " + " | ".join(column.label for column in columns) + " | STS mean | seeds | command |",
+             "|---" * (len(columns) + 4) + "|"]
+    published = [Row(SEED_ROW[0], SEED_ROW[1], "(published)")] if seed_row else []
+
+    def plain(row: Row) -> str:
+        return (f"| {row.label} | " + " | ".join(_cell(row.scores.get(name)) for name in names)
+                + f" | {_cell(row.sts_mean)} | | {row.command} |")
+
+    def trained_line(row: Row) -> str:
+        def cell(name: str, value: float | None) -> str:
+            above = None if bar is None else bar.sts_mean if name == "sts_mean" else bar.scores.get(name)
+            return _cell(value, above, row.spread.get(name))
+
+        cells = [cell(name, row.scores.get(name)) for name in names] + [cell("sts_mean", row.sts_mean)]
+        return f"| {row.label} | " + " | ".join(cells) + f" | {row.runs} | `{row.command}` |"
+
+    lines += [plain(row) for row in [*baselines, *published]]
     for untrained, trained in recipes:
-        lines.append(f"| {untrained.label} | " + " | ".join(_cell(untrained.scores[c]) for c in COLUMNS)
-                     + f" | {_cell(untrained.sts_mean)} | | {untrained.command} |")
-        lines.append(f"| {trained.label} | "
-                     + " | ".join(_cell(trained.scores[c], sif.scores[c], trained.spread.get(c)) for c in COLUMNS)
-                     + f" | {_cell(trained.sts_mean, sif.sts_mean, trained.spread.get('sts_mean'))} | {trained.runs} "
-                     + f"| `{trained.command}` |")
+        lines += [plain(untrained), trained_line(trained)]
     return "\n".join(lines)
 
 
@@ -203,32 +261,40 @@ def gains(recipes: list[tuple[Row, Row]]) -> dict[str, float]:
     return {trained.label: trained.sts_mean - untrained.sts_mean for untrained, trained in recipes}
 
 
-def gain_line(untrained: Row, trained: Row) -> str:
-    """What training added to a recipe on the five-year STS mean, and whether that exceeds its seeds' spread."""
-    gain = trained.sts_mean - untrained.sts_mean
+def gain_line(untrained: Row, trained: Row, headline: Column | None = None) -> str:
+    """What training added to a recipe on the five-year STS mean (or the ``headline`` column), and whether that
+    exceeds its seeds' spread."""
+    name, what = ("sts_mean", "the mean of the five STS years") if headline is None else (headline.name,
+                                                                                          headline.label)
+    value = (lambda row: row.sts_mean) if headline is None else (lambda row: row.scores.get(name))
+    gain = value(trained) - value(untrained)
     if trained.runs == 1:
-        return f"{gain:+.3f} on the mean of the five STS years over its initialisation (1 seed)"
-    spread = trained.spread["sts_mean"]
+        return f"{gain:+.3f} on {what} over its initialisation (1 seed)"
+    spread = trained.spread[name]
     verdict = "more than" if abs(gain) > spread else "within"
-    return (f"{gain:+.3f} on the mean of the five STS years over its initialisation, {verdict} the spread of its "
+    return (f"{gain:+.3f} on {what} over its initialisation, {verdict} the spread of its "
             f"{trained.runs} seeds (sd {spread:.4f})")
 
 
-def beats(row: Row, bar: Row) -> dict[str, bool]:
+def beats(row: Row, bar: Row, columns: Sequence[Column] = ENGLISH_COLUMNS) -> dict[str, bool]:
     """Per column: whether ``row`` scores above ``bar``."""
-    return {c: row.scores[c] is not None and bar.scores[c] is not None and row.scores[c] > bar.scores[c]
-            for c in COLUMNS}
+    return {c.name: row.scores.get(c.name) is not None and bar.scores.get(c.name) is not None
+            and row.scores[c.name] > bar.scores[c.name] for c in columns}
 
 
-TABLE_START, TABLE_END = "<!-- quality-table:start -->", "<!-- quality-table:end -->"
+def table_markers(plan_name: str) -> tuple[str, str]:
+    """The comments around a plan's table in its document (one table per plan name, so several plans share one)."""
+    return f"<!-- {plan_name}-table:start -->", f"<!-- {plan_name}-table:end -->"
 
 
-def write_table(path: Path, table: str) -> Path:
-    """Put ``table`` between the table markers of the document (the prose around it stays), or start the document."""
-    section = f"{TABLE_START}\n{table.strip()}\n{TABLE_END}"
+def write_table(path: Path, table: str, plan_name: str = "quality") -> Path:
+    """Put ``table`` between the plan's table markers in the document (the prose around it stays), or add it at the
+    end (a new document starts with a title)."""
+    start, end = table_markers(plan_name)
+    section = f"{start}\n{table.strip()}\n{end}"
     text = path.read_text() if path.exists() else "# Quality\n\n"
-    if TABLE_START in text and TABLE_END in text:
-        text = text[:text.index(TABLE_START)] + section + text[text.index(TABLE_END) + len(TABLE_END):]
+    if start in text and end in text:
+        text = text[:text.index(start)] + section + text[text.index(end) + len(end):]
     else:
         text = text.rstrip() + "\n\n" + section + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)

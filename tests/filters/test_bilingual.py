@@ -226,3 +226,30 @@ def test_the_filter_is_registered_by_name_with_its_defaults():
     assert built.accept(scores, minimum=0.3).tolist() == [False, True, True, False]
     assert built.accept(scores, minimum=0.0, maximum=0.5).tolist() == [False, True, False, False]
     assert built.accept(scores).tolist() == [True, True, True, True]
+
+
+def test_the_score_stage_records_the_model_version_its_alias_names_so_a_moved_alias_scores_again(
+        model, isolated_mlflow_store, tmp_path):
+    """The scoring settings (what the score stage's fingerprint is made of) name the version behind ``@champion``, not
+    the alias: after the alias moves to another version, a re-run's score stage differs and is redone; a model that
+    does not exist is one line before anything runs."""
+    from mlflow.tracking import MlflowClient
+
+    from parabit.backtranslation.config import fingerprint
+
+    name = "parabit-encoder-bilingual-pin-check"
+    client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
+    client.create_registered_model(name)
+    for _ in range(2):
+        client.create_model_version(name, model)
+    client.set_registered_model_alias(name, "champion", "1")
+    scoring = ScoreConfig(filters=(FilterConfig(name="bilingual", options={"model": f"models:/{name}@champion"}),))
+    first = scoring.pinned()
+    assert first.filters[0].options["model"] == f"models:/{name}/1"
+    client.set_registered_model_alias(name, "champion", "2")
+    second = scoring.pinned()
+    assert second.filters[0].options["model"] == f"models:/{name}/2"
+    assert fingerprint("score", first.scoring_settings()) != fingerprint("score", second.scoring_settings())
+    assert ScoreConfig().pinned() == ScoreConfig()  # filters without a model are recorded as configured
+    with pytest.raises(ConfigError, match=f"'{name}' has no alias 'gone'"):
+        ScoreConfig(filters=(FilterConfig(name="bilingual", options={"model": f"models:/{name}@gone"}),)).pinned()

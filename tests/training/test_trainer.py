@@ -135,3 +135,8 @@ def test_scaling_that_leaves_no_cpu_for_ray_data_fails_at_start(ray_session, sma
 def test_concurrent_runs_that_leave_no_cpu_for_ray_data_fail_at_start(ray_session, small_config):
     with pytest.raises(ValueError, match="2 concurrent runs x 1 workers x 1.0 CPU = 2 of the cluster's 2 CPUs"):
         check_resources(small_config(), concurrent_runs=2)
+    # What it suggests fits: one trial's worker and its driver (0.01 CPU) beside a whole CPU for Ray Data.
+    with pytest.raises(ValueError, match=r"= 1\.01 of the cluster's 2 CPUs.*\(e\.g\. 0\.99\)"):
+        check_resources(small_config(), concurrent_runs=1, cpus_per_run_driver=0.01)
+    check_resources(small_config(scaling=ScalingSettings(cpus_per_worker=0.99)), concurrent_runs=1,
+                    cpus_per_run_driver=0.01)

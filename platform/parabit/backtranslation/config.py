@@ -165,6 +165,13 @@ class ScoreConfig(Config):
     def thresholds(self) -> list[tuple[str, dict, dict]]:
         return [[f.name, f.options, f.thresholds] for f in self.filters]
 
+    def pinned(self) -> "ScoreConfig":
+        """This scoring with every filter's model named as it is now (a registered alias as its version): what a
+        run scores with and records, so the score stage of a later run is redone when the alias has moved."""
+        filters = tuple(f.model_copy(update={"options": {**f.options, **build_filter(f.name, **f.options)
+                                                         .pinned_options()}}) for f in self.filters)
+        return self.model_copy(update={"filters": filters})
+
 
 class SelectConfig(Config):
     """Selection: pairs passing every filter's thresholds (and, with ``drop_identical``, whose back-translation

@@ -62,7 +62,7 @@ def read_translated_sick(folder: str | Path, split: str = "test") -> list[tuple[
     stage = next((f for f in (folder, folder.parent) if (f / STAGE_MANIFEST).is_file()), None)
     if stage is None:
         raise FileNotFoundError(f"{folder} is not a complete SICK translation (no {STAGE_MANIFEST}); make it with "
-                                "`parabit translate-sick` (e.g. --config jobs/configs/siamese/sick_es.yaml)")
+                                "`parabit translate-sick` (SICK-es by default)")
     table = pq.read_table(stage / "data")
     table = table.filter(pc.equal(table["split"], split))
     table = table.take(pc.sort_indices(table, [("line", "ascending")]))

@@ -86,6 +86,12 @@ class Filter(ABC):
     needs_cost: ClassVar[bool] = False  # scores the engine's per-token costs (column ``token_costs``)
     needs_columns: ClassVar[tuple[str, ...]] = ()  # columns it reads besides the pair (e.g. ``foreign``, ``lang``)
 
+    def pinned_options(self) -> dict:
+        """Options that name what this instance scores with as it is now (e.g. a model alias as the version it points
+        at), for the score stage's settings: a stage scored with one model is not reused when the alias moves.
+        Default: none."""
+        return {}
+
     @property
     def columns(self) -> tuple[str, ...]:
         return (self.name,)

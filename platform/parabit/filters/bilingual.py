@@ -41,6 +41,12 @@ class BilingualSimilarityFilter(Filter):
             raise FilterError(f"filter 'bilingual': k must be at least 1, got {k}")
         self.model, self.margin, self.k = model, margin, k
 
+    def pinned_options(self) -> dict:
+        """The model as the version its alias names now (one line if there is no such model)."""
+        from parabit.tracking.registry import check_model_uri, pinned_model_uri
+
+        return {"model": pinned_model_uri(check_model_uri(self.model))}
+
     def score(self, batch) -> np.ndarray:
         pairs = PairBatch.of(batch)
         if not pairs.has("foreign"):

@@ -16,6 +16,7 @@ long as that work runs. A lost node, or nodes an autoscaler has not added yet, l
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 
@@ -144,6 +145,12 @@ def check_resources(config: TrainingConfig, concurrent_runs: int = 1, cpus_per_r
     raise ConfigError(f"{problem[0]}; {problem[1]}")
 
 
+def _fitting_cpus(cpus: float, workers: int, drivers: float) -> float:
+    """The largest ``cpus_per_worker`` (in hundredths, at least 0.1) that leaves a whole CPU beside the workers and
+    the runs' drivers."""
+    return max(math.floor((cpus - 1.0 - drivers) / workers * 100) / 100, 0.1)
+
+
 def _resource_problem(config: TrainingConfig, concurrent_runs: int,
                       cpus_per_run_driver: float) -> tuple[str, str] | None:
     """What the cluster's nodes, as they are, lack for ``concurrent_runs`` runs of ``config``, and what to change."""
@@ -162,6 +169,7 @@ def _resource_problem(config: TrainingConfig, concurrent_runs: int,
     if wanted > cpus - 1.0:  # Ray Data's split coordinator and the evaluation need a CPU beside the workers
         return (f"scaling asks for {runs}{scaling.min_workers} workers x {scaling.cpus_per_worker} CPU = "
                 f"{wanted:g} of the cluster's {cpus:g} CPUs, leaving no whole CPU for Ray Data",
-                f"lower scaling.cpus_per_worker (e.g. {max((cpus - 1) / workers, 0.1):.2g}), scaling.num_workers or "
+                f"lower scaling.cpus_per_worker (e.g. "
+                f"{_fitting_cpus(cpus, workers, concurrent_runs * cpus_per_run_driver):g}), scaling.num_workers or "
                 "the number of concurrent runs")
     return None
