@@ -1,5 +1,5 @@
 """The quality study and the champion: build the plan's data with the back-translation pipeline, train its recipes,
-and compare each with its untrained self and the GloVe baselines (``parabit quality``), or train and promote the
+and compare each with its untrained self and the plan's baselines (``parabit quality``), or train and promote the
 champion (``parabit champion``). Every step resumes: a finished pipeline stage or training run is reused."""
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def evaluate_options(name: str) -> str:
               help="train only these seeds of the plan's `seeds` (repeatable; the table then says how many)")
 @common_options
 def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], overrides: dict) -> int:
-    """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the GloVe
-    baselines; write the table into the plan's `document` (the shipped plan: docs/quality.md) and log it to
-    MLflow."""
+    """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the plan's
+    baselines (GloVe by default; the bilingual plan, jobs/configs/bilingual/plan.yaml: the English champion); write
+    the table into the plan's `document` (docs/quality.md for both shipped plans) and log it to MLflow."""
     from parabit.config import ConfigError
     from parabit.evaluation import EvaluationSuite
     from parabit.quality import QualityPlan, Row, gain_line, quality_markdown, write_table
