@@ -43,18 +43,23 @@ def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None =
     return run_training(recipe_for(plan.recipe_config(recipe, seed)), tags=tags)
 
 
+def is_model_uri(name: str) -> bool:
+    """Whether a plan's baseline names a model (``models:/...``, ``runs:/...``) rather than a built-in baseline."""
+    return ":/" in name
+
+
 def baseline_encoder(name: str):
-    """``encode`` of a plan's baseline: a model URI (``models:/...``, ``runs:/...``) or a built-in baseline's name."""
+    """``encode`` of a plan's baseline: a model URI or a built-in baseline's name."""
     from parabit.baselines import build_baseline
     from parabit.export.pyfunc import load_encoder
     from parabit.tracking.registry import check_model_uri
 
-    return load_encoder(check_model_uri(name)) if ":/" in name else build_baseline(name).encode
+    return load_encoder(check_model_uri(name)) if is_model_uri(name) else build_baseline(name).encode
 
 
 def evaluate_options(name: str) -> str:
     """The ``parabit evaluate`` options that score a plan's baseline alone."""
-    return f"--model-uri {name}" if ":/" in name else f"--encoder {name}"
+    return f"--model-uri {name}" if is_model_uri(name) else f"--encoder {name}"
 
 
 @click.command(short_help="Each quality recipe vs its untrained start.")
