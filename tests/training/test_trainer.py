@@ -1,5 +1,6 @@
 """Real Ray Train runs on real data: data-parallel workers that learn, a killed worker, the registered pyfunc model."""
 
+import tempfile
 from pathlib import Path
 
 import mlflow
@@ -15,6 +16,7 @@ from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training import EMBEDDER_DIR
 from parabit.training import ScalingSettings
 from parabit.training import check_resources, run_training
+from parabit.training.loop import selected_prefix
 
 from ..conftest import pairs_config
 from ..training_support import train_with_a_killed_worker, translation_retrieval
@@ -41,8 +43,10 @@ def two_worker_run(ray_session, tatoeba_slice, outputs):
 
 @pytest.mark.slow
 def test_two_cpu_workers_train_log_and_register(two_worker_run, isolated_mlflow_store):
-    _, result = two_worker_run
+    recipe, result = two_worker_run
     assert [h["epoch"] for h in result.history] == [1, 2]
+    # The workers' temporary copies of the selected embedder go with them (one per run once filled a disk).
+    assert not list(Path(tempfile.gettempdir()).glob(selected_prefix(recipe.config.name) + "*"))
     assert all(h["workers"] == 2 for h in result.history)
     assert result.history[1]["loss"] < result.history[0]["loss"]
 

@@ -44,6 +44,18 @@ def train_loop_per_worker(loop_config: dict) -> None:
     folder), ``mlflow_run_id``, ``tracking_uri`` and ``submitted_at``."""
     configure_worker_output()
     recipe: Recipe = recipe_at(loop_config["recipe"]).from_dict(loop_config["config"])
+    # The selected epoch's exported embedder, copied into every checkpoint. A temporary folder that goes with the
+    # worker: left behind, one per run (hundreds of MB each), a long reproduction filled the disk.
+    with tempfile.TemporaryDirectory(prefix=selected_prefix(recipe.config.name)) as selected_dir:
+        _train(recipe, loop_config, Path(selected_dir))
+
+
+def selected_prefix(run_name: str) -> str:
+    """The name start of the temporary folder in which a worker of run ``run_name`` keeps its selected embedder."""
+    return f"parabit-selected-{run_name.replace('/', '_')}-"
+
+
+def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     config = recipe.config
     prepared = recipe.load_prepared(Path(loop_config["prepared_dir"]))
     context = ray.train.get_context()
@@ -59,7 +71,6 @@ def train_loop_per_worker(loop_config: dict) -> None:
     sparse_ids = {id(p) for p in sparse_parameters(module)}
     clipped = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]  # norms are dense
 
-    selected_dir = Path(tempfile.mkdtemp(prefix="parabit-selected-"))  # the selected epoch's exported embedder
     start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
     state = restore(module, optimizers, Path(loop_config["run_dir"]), embedder_to=selected_dir)
     if state is not None:
