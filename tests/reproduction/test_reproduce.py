@@ -60,7 +60,7 @@ def quick(ray_session, isolated_mlflow_store, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, isolated_mlflow_store):
+def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, isolated_mlflow_store, outputs):
     stdout, document, ledger_folder, _ = quick
     text = document.read_text()
     assert text.startswith("# Reproducing the seed papers") and "## Findings at a glance" in text
@@ -92,6 +92,13 @@ def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, i
             assert record.metrics[metric] == pytest.approx(float(value), abs=1e-6), name
         assert record.data and record.machine["cpus"] >= 1 and record.started <= record.finished
     assert sum("/" in metric for _, _, metric, _, _ in rows) >= 4  # Bao's and BilDRL's cells at least
+
+    # A recorded cell's checkpoints are gone (its numbers are in the record); the run record that lets its FINISHED
+    # MLflow run stand in for the cell stays. Side by side, each cell trained in a Ray task of the session's cluster,
+    # under the cluster's output folder.
+    runs = outputs / "ray_results"
+    assert not [name for name in records if (runs / name).exists()]
+    assert all((runs / f"{name}.parabit.json").is_file() for name in records)
 
     # `--parallel 2`: each paper's two cells trained side by side, each a Ray task with its own Ray Train run, its
     # workers given half of what the session's 2 CPUs leave beside one for Ray Data. (These are the assertions of the

@@ -8,7 +8,9 @@ of what it trains (:mod:`parabit.papers.ledger`). The :class:`CellRunner` finds 
 2. a FINISHED **MLflow run** of the cell trained with the same settings (tagged with its digest, or with the
    settings its run record keeps): recorded in the ledger, not trained again;
 3. **training** it with :func:`parabit.training.run_training` (a killed cell resumes from its last
-   checkpoint: the kernel resumes by run name), then recording it in the ledger.
+   checkpoint: the kernel resumes by run name), then recording it in the ledger. Once its run has finished, its
+   Ray Train checkpoints are removed unless ``keep_checkpoints``: a table cell needs its numbers, not its weights
+   (an Elgohary cell keeps about 400 MB; the plan's 49 cells would fill 20 GB).
 
 Cells that must train run one at a time in this process, or ``parallel`` at once as Ray tasks (each starts its own
 Ray Train run; on a cluster the tasks and their workers spread over the nodes). Every number is read back from the
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -158,11 +161,13 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
 
 
-def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Provenance | None = None) -> CellResult:
+def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Provenance | None = None,
+               keep_checkpoints: bool = False) -> CellResult:
     """Train ``cell`` through the kernel and read its MLflow run into a ledger record (its commit and dirty flag from
     ``provenance``, else from the run's own tags). An error is returned, not raised: one failed cell is listed as
-    missing (with the error) and the reproduction goes on."""
-    from parabit.training import run_training  # late: it pulls in Ray Train
+    missing (with the error) and the reproduction goes on. Its checkpoints are removed once its run has FINISHED
+    unless ``keep_checkpoints`` (a lost record is found again from that run, not trained again)."""
+    from parabit.training import run_directory, run_training  # late: they pull in Ray Train
 
     started = time.time()
     try:
@@ -185,6 +190,8 @@ def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Prov
         metrics=finite_metrics(run.data.metrics), train_seconds=training.seconds.get("total"), data=training.data,
         machine=machine(cell.cpus, cell.gpus), started=utc(started), finished=utc(time.time()),
         mlflow_run_id=training.mlflow_run_id)
+    if not keep_checkpoints:  # here, where it trained: side by side, on the node and output folder of its Ray task
+        shutil.rmtree(run_directory(cell.config), ignore_errors=True)
     return CellResult(cell, record)
 
 
@@ -197,11 +204,13 @@ class CellRunner:
 
     ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
     CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs.
-    ``provenance``: the code the records it writes name (default: each run's own git tags)."""
+    ``provenance``: the code the records it writes name (default: each run's own git tags). ``keep_checkpoints``:
+    keep a trained cell's Ray Train checkpoints once it is recorded (by default they are removed)."""
 
     def __init__(self, ledger: Ledger, parent_run_id: str | None = None, uri: str | None = None,
-                 parallel: int | str = 1, provenance: Provenance | None = None):
+                 parallel: int | str = 1, provenance: Provenance | None = None, keep_checkpoints: bool = False):
         self.ledger = ledger
+        self.keep_checkpoints = keep_checkpoints
         self.parent_run_id = parent_run_id
         self.uri = uri or tracking_uri()
         self.client = MlflowClient(self.uri)
@@ -313,7 +322,8 @@ class CellRunner:
         return result
 
     def _one_by_one(self, cells: list[Cell]) -> list[CellResult]:
-        return [self._finish(train_cell(cell, self.parent_run_id, self.uri, self.provenance)) for cell in cells]
+        return [self._finish(train_cell(cell, self.parent_run_id, self.uri, self.provenance, self.keep_checkpoints))
+                for cell in cells]
 
     def _side_by_side(self, cells: list[Cell], width: int) -> list[CellResult]:
         """Train ``width`` cells at a time, each in a Ray task of its own (it only waits for its Ray Train run)."""
@@ -329,7 +339,8 @@ class CellRunner:
             while waiting or running:
                 while waiting and len(running) < width:
                     cell = waiting.pop(0)
-                    running[remote.remote(cell, self.parent_run_id, self.uri, self.provenance)] = cell
+                    running[remote.remote(cell, self.parent_run_id, self.uri, self.provenance,
+                                          self.keep_checkpoints)] = cell
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
                     cell = running.pop(ref)

@@ -35,7 +35,9 @@ class ReproduceConfig(Config):
     experiment of every cell and the parent runs. ``allow_dirty``: write ledger records from a working tree
     whose tracked files differ from its commit (the records and the document say so); by default a reproduction
     that writes the checkout's ledger refuses to start from such a tree, so every record names code that can be
-    checked out (run long reproductions from a ``git worktree`` of a commit: README). ``bao``, ``elgohary``,
+    checked out (run long reproductions from a ``git worktree`` of a commit: README). ``keep_checkpoints``: keep
+    each trained cell's Ray Train checkpoints after its record is written (by default they are removed: the
+    record and the MLflow run hold its numbers, and an Elgohary cell's checkpoints take about 400 MB). ``bao``, ``elgohary``,
     ``wieting``, ``bildrl``: each paper's
     section (the config files it trains from have no defaults); every paper in ``papers`` needs its section, and
     the document shows the papers not run here from the ledger only when their section is given too."""
@@ -50,6 +52,7 @@ class ReproduceConfig(Config):
     ledger: str | None = None
     parallel: PositiveInt | Literal["auto"] = "auto"
     allow_dirty: bool = False
+    keep_checkpoints: bool = False
     bao: BaoSettings | None = None
     elgohary: ElgoharySettings | None = None
     wieting: WietingSettings | None = None

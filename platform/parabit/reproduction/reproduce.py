@@ -131,7 +131,8 @@ class Reproduction:
             tracker.log_params({"papers": ",".join(config.papers), "seeds": ",".join(map(str, config.seeds)),
                                 "quick": config.quick, "command": self.command})
             context = PlanContext(config, self.pipelines, tracker)
-            self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel, provenance=provenance)
+            self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel, provenance=provenance,
+                                     keep_checkpoints=config.keep_checkpoints)
             papers = self.papers = [PaperRun(PLANS[key](context)) for key in config.papers]
             for paper in papers:
                 self.open(paper)

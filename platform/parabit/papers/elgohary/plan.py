@@ -486,8 +486,9 @@ class ElgoharyPlan(PaperPlan):
                   "the earlier run's slowest bilingual-phrase J_bi cell (342,303 pairs × 10 epochs in 1,063 s)")
         largest = max(self.config.size_pairs)
         scaled = total_estimated + at_main_size * (largest / main - 1) if main else total_estimated
-        return ("\n".join(lines) + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second ({source}), one cell at "
-                "a time on the machine the rate was measured on; the J_bi sweeps (16 trials of 100,000 pairs × 5 "
+        return ("\n".join(lines) + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell ({source}). "
+                "Hours are cell-hours, as the spent column's sum of the cells' own times: cells trained side by side "
+                "(`--parallel 2`) share the wall time. The J_bi sweeps (16 trials of 100,000 pairs × 5 "
                 f"epochs per condition) and the data step come on top. With every cell now at {main or 0:,} pairs "
                 f"at {largest:,} instead, the plan would take about {scaled:.0f} h: the main comparison runs at the "
                 "largest of the paper's sizes at which 3 seeds of it and its ablations fit a few days of 2 cores.")
