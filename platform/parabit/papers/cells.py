@@ -205,7 +205,7 @@ class CellRunner:
     ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
     CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs.
     ``provenance``: the code the records it writes name (default: each run's own git tags). ``keep_checkpoints``:
-    keep a trained cell's Ray Train checkpoints once it is recorded (by default they are removed)."""
+    passed to :func:`train_cell`."""
 
     def __init__(self, ledger: Ledger, parent_run_id: str | None = None, uri: str | None = None,
                  parallel: int | str = 1, provenance: Provenance | None = None, keep_checkpoints: bool = False):

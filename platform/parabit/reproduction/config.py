@@ -36,10 +36,10 @@ class ReproduceConfig(Config):
     whose tracked files differ from its commit (the records and the document say so); by default a reproduction
     that writes the checkout's ledger refuses to start from such a tree, so every record names code that can be
     checked out (run long reproductions from a ``git worktree`` of a commit: README). ``keep_checkpoints``: keep
-    each trained cell's Ray Train checkpoints after its record is written (by default they are removed: the
-    record and the MLflow run hold its numbers, and an Elgohary cell's checkpoints take about 400 MB). ``bao``, ``elgohary``,
-    ``wieting``, ``bildrl``: each paper's
-    section (the config files it trains from have no defaults); every paper in ``papers`` needs its section, and
+    each trained cell's Ray Train checkpoints once its run has finished (by default they are removed: the run
+    and the record hold its numbers, and an Elgohary cell's checkpoints take about 400 MB). ``bao``,
+    ``elgohary``, ``wieting``, ``bildrl``: each paper's section (the config files it trains from have no
+    defaults); every paper in ``papers`` needs its section, and
     the document shows the papers not run here from the ledger only when their section is given too."""
 
     name: str = Field("repro", pattern=r"^[^/\s]+$")
