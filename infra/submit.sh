@@ -26,7 +26,8 @@ export RAY_ADDRESS MLFLOW_TRACKING_URI PARABIT_DATA PARABIT_OUTPUT
 
 # The YAML with ${VARIABLES} filled in; a variable it names but the shell lacks is an error, not an empty value.
 runtime_env="$(mktemp "${TMPDIR:-/tmp}/parabit-runtime-env.XXXXXX")"
-trap 'rm -f "$runtime_env"' EXIT
+log="$(mktemp "${TMPDIR:-/tmp}/parabit-submit-log.XXXXXX")"
+trap 'rm -f "$runtime_env" "$log"' EXIT  # one trap for both: a second `trap ... EXIT` would replace the first
 python - "$(dirname "$0")/runtime_env.yaml" "$runtime_env" <<'PY'
 import os, string, sys
 import yaml
@@ -43,8 +44,6 @@ PY
 cd "$PROJECT_ROOT"
 # A head that has just started may not have its job agent up yet (Ray waits only 10 s for it and answers "No available
 # agent to submit job, please try again later"), so try again a few times before giving up.
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
 for attempt in 1 2 3 4 5 6; do
     if ray job submit --address "$RAY_ADDRESS" --runtime-env "$runtime_env" "$@" 2>&1 | tee "$log"; then
         exit 0

@@ -83,10 +83,16 @@ class Cluster:
 
 
     def submit(self, *command, timeout: float) -> subprocess.CompletedProcess:
-        """``infra/submit.sh -- COMMAND`` from the project folder, checked to succeed."""
-        submitted = self.run(PROJECT_ROOT / "infra" / "submit.sh", "--", *command, timeout=timeout)
-        assert submitted.returncode == 0, submitted.stdout[-5000:] + submitted.stderr[-3000:]
-        assert "succeeded" in submitted.stdout + submitted.stderr
+        """``infra/submit.sh -- COMMAND`` from the project folder, checked to succeed and to leave none of its own
+        temporary files (the filled-in runtime env, the client's log) behind."""
+        with tempfile.TemporaryDirectory(prefix="submit-tmp-") as tmp:
+            submitted = subprocess.run([str(PROJECT_ROOT / "infra" / "submit.sh"), "--", *map(str, command)],
+                                       env={**self.env, "TMPDIR": tmp}, capture_output=True, text=True,
+                                       timeout=timeout, cwd=PROJECT_ROOT)
+            assert submitted.returncode == 0, submitted.stdout[-5000:] + submitted.stderr[-3000:]
+            assert "succeeded" in submitted.stdout + submitted.stderr
+            left = sorted(p.name for p in Path(tmp).glob("parabit-*"))
+            assert not left, f"infra/submit.sh left {left} in TMPDIR"
         return submitted
 
     def mlflow_client(self) -> MlflowClient:

@@ -24,7 +24,7 @@ from parabit.paths import PROJECT_ROOT
 from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig
 from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.sweeps.space import load_space
-from parabit.sweeps.sweep import FINAL_METRIC, run_sweep
+from parabit.sweeps.sweep import FINAL_METRIC, run_sweep, sweep_directory
 
 
 def _runs(client, sweep):
@@ -40,8 +40,13 @@ def test_an_optuna_sweep_with_asha_logs_one_parent_two_children_and_registers_th
     path = write_space("two-trials", {"objective.margin": [1.0, 10.0]},
                        search={"algorithm": "optuna", "num_samples": 4, "max_concurrent_trials": 2, "seed": 1},
                        scheduler={"name": "asha", "grace_period": 1, "reduction_factor": 2})
-    summary = run_sweep(load_space(path, num_samples=2))  # --num-samples: fewer trials than the space says
+    space = load_space(path, num_samples=2)  # --num-samples: fewer trials than the space says
+    summary = run_sweep(space)
     assert summary.trials == 2 and summary.errors == 0
+    # Only the registered trial keeps its checkpoints (keep_checkpoints: best), even one ASHA stopped mid-run.
+    trials = sweep_directory(space) / "trials"
+    assert {folder.name for folder in trials.iterdir() if folder.is_dir()} == {summary.best_trial}
+    assert _checkpointed(trials / summary.best_trial)
 
     client = MlflowClient(isolated_mlflow_store, registry_uri=isolated_mlflow_store)
     runs = _runs(client, "two-trials")

@@ -63,7 +63,9 @@ class ConditionalValues(Config):
 
 
 class SpaceFile(Config):
-    """The keys of a space file."""
+    """The keys of a space file. ``keep_checkpoints``: once the sweep has ended and its best trial is registered,
+    ``best`` removes the other trials' Ray Train checkpoints (a trial's MLflow run stays; a trial that failed keeps
+    its folder, which a resumed sweep reads); ``all`` keeps every trial's."""
 
     name: str = Field(pattern=r"^[^/\s]+$")
     base_config: str
@@ -71,6 +73,7 @@ class SpaceFile(Config):
     search: SearchSettings = Field(default_factory=SearchSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     parameters: dict[str, list | ConditionalValues] = Field(min_length=1)
+    keep_checkpoints: Literal["best", "all"] = "best"
 
 
 @dataclass
@@ -101,6 +104,7 @@ class SearchSpace:
     fixed: dict = field(default_factory=dict)
     search: SearchSettings = field(default_factory=SearchSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    keep_checkpoints: Literal["best", "all"] = "best"
     source: str = "space"
 
     # -- points ---------------------------------------------------------------------------------------------
@@ -217,7 +221,8 @@ def load_space(path: str | Path, num_samples: int | None = None, overrides: dict
     check_finite(raw, where)
     spec = from_dict(SpaceFile, raw, where=where)
     space = SearchSpace(name=spec.name, base_config=spec.base_config, parameters=[], fixed=dict(spec.fixed),
-                        search=spec.search, scheduler=spec.scheduler, source=where)
+                        search=spec.search, scheduler=spec.scheduler, keep_checkpoints=spec.keep_checkpoints,
+                        source=where)
     root = space.config_class()
     for dotted in spec.fixed:
         check_field_path(root, dotted, where)

@@ -6,7 +6,9 @@ table and the recipe's final score, :data:`FINAL_METRIC`); at the end the best t
 ``search.metric``, a dev score: never by the final score, which is on test data) is evaluated in full and its model
 registered once, as a version of the base config's registered model with the alias ``@candidate``. The sweep's
 summary (best trial, its parameters, dev and final score, how many trials and errors) lives in the parent run's tags,
-metrics and ``sweep/summary.json``, all of which a resumed sweep may update (MLflow params may not change).
+metrics and ``sweep/summary.json``, all of which a resumed sweep may update (MLflow params may not change). Then,
+unless the space says ``keep_checkpoints: all``, the other trials' checkpoints are removed: a sweep of many trials
+would otherwise keep two of each (the Elgohary & Carpuat sweeps: 22 GB).
 
 A trial that fails (e.g. its loss turns non-finite: its run ends ``FAILED`` with the divergence as its description)
 is counted as an error; the others go on, and the best is chosen among those that did not fail.
@@ -22,17 +24,20 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 from ray.train import Checkpoint
 from ray.tune.integration.ray_train import CHECKPOINT_PATH_KEY, TuneReportCallback
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+from ray.util.state import list_actors
 
 from parabit.evaluation.report import EvaluationReport
 from parabit.paths import output_root
@@ -208,6 +213,8 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
             raise SweepInterrupted(f"sweep {space.name} interrupted after {ended} of {space.trial_count} trials; "
                                    "its state is saved: run the same command again to resume it")
         summary = _finish(space, base, parent, results, seconds)
+    if space.keep_checkpoints == "best":
+        _remove_other_trials_checkpoints(space, results, best=summary.best_trial)
     remember_run(base, parent)
     (directory / "summary.json").write_text(json.dumps(
         {k: v for k, v in summary.__dict__.items() if k != "best_report"}, indent=1, default=str))
@@ -219,9 +226,7 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
     best = _best_result(space, results)
     best_params = _trial_params(best.config)
     best_name = trial_name(space, best.metrics["trial_id"])
-    best_config = space.trial_config(best_params, name=best_name)
-    best_config.storage_path = str(sweep_directory(space) / "trials")
-    recipe = recipe_for(best_config)
+    recipe = recipe_for(_trial_config(space, best))
     evaluation, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
     parent.log_report(evaluation.report, title=f"{space.name}: best trial")
     _log_trials_table(parent, results)
@@ -240,6 +245,47 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
         model_uri = register_model(base, parent, evaluation.embedder, alias=CANDIDATE)
     return SweepSummary(space.name, base.tracking.experiment, trials, results.num_errors, best_name,
                         best_params, score, final, evaluation.report, model_uri, parent.run_id, seconds)
+
+
+def _trial_config(space: SearchSpace, result: tune.Result):
+    """The training config a trial ran (its checkpoints are under ``run_directory`` of it)."""
+    config = space.trial_config(_trial_params(result.config), name=trial_name(space, result.metrics["trial_id"]))
+    config.storage_path = str(sweep_directory(space) / "trials")
+    return config
+
+
+def _remove_other_trials_checkpoints(space: SearchSpace, results: tune.ResultGrid, best: str) -> None:
+    """Remove the Ray Train folder of every trial but ``best`` that ended without an error (a failed trial's folder
+    holds what a resumed sweep reads, e.g. its divergence). First wait for the trials' Ray Train actors to end:
+    ``fit()`` returns once Tune has stopped each trial, and the controller and workers a trial started end after it
+    (a worker of a trial ASHA stopped may still be writing a checkpoint)."""
+    if not _train_actors_ended():
+        log.warning("sweep %s: Ray Train actors were still alive %d s after the sweep ended; removing the other "
+                    "trials' checkpoints anyway", space.name, TRAIN_ACTORS_WAIT_S)
+    for result in results:
+        if result.error is None and "trial_id" in (result.metrics or {}):
+            if trial_name(space, result.metrics["trial_id"]) != best:
+                shutil.rmtree(run_directory(_trial_config(space, result)), ignore_errors=True)
+
+
+TRAIN_ACTORS = ("TrainController", "RayTrainWorker")
+TRAIN_ACTORS_WAIT_S = 120
+
+
+def _train_actors_ended() -> bool:
+    """Whether this job has no Ray Train actor alive, waiting up to ``TRAIN_ACTORS_WAIT_S`` for the last to end."""
+    address, job_id = ray.get_runtime_context().gcs_address, ray.get_runtime_context().get_job_id()
+    deadline = time.monotonic() + TRAIN_ACTORS_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            actors = list_actors(address=address, timeout=10, limit=10_000, raise_on_missing_output=False,
+                                 filters=[("job_id", "=", job_id), ("state", "=", "ALIVE")])
+        except Exception:  # noqa: BLE001 - the state API can be slow on a loaded machine: ask again
+            actors = None
+        if actors is not None and not any(actor.class_name in TRAIN_ACTORS for actor in actors):
+            return True
+        time.sleep(1)
+    return False
 
 
 def _best_result(space: SearchSpace, results: tune.ResultGrid) -> tune.Result:
