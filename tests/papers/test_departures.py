@@ -56,3 +56,25 @@ def test_no_measured_departure_that_turns_it_is_a_genuine_difference_naming_what
         "phrases", "phrases", ("shared/sts/mean",), ("sts/mean",))
     assert abs(effect.compare(results).mean + 0.01) < 1e-9
     assert cause(CLAIM.compare(_results({"phrases": [0.6], "sentences": [0.4]})), [shared], results) == ""
+
+
+def test_a_choice_ablated_on_one_side_of_a_finding_only_is_not_read_as_its_cause():
+    """The optimiser is chosen for every condition but ablated on the phrases only: phrases-with-the-other-optimiser
+    against monolingual pairs with ours would compare two choices at once. Such a finding names the departure as not
+    measured on its cells, never as its cause; a choice that does not apply to the other side (a phrase-table
+    setting against sentences) is read with the phrases swapped alone."""
+    results = _results({"phrases": [0.40, 0.41, 0.40], "mono": [0.45, 0.46, 0.45], "sentences": [0.44, 0.45, 0.44],
+                        "phrases-adam": [0.55, 0.56, 0.55], "phrases-unpruned": [0.52, 0.53, 0.52]})
+    everywhere = frozenset({"phrases", "mono", "sentences"})
+    optimiser = Departure("optimiser", "AdaGrad", "AdaGrad", "Adam", {"phrases": "phrases-adam"}, applies=everywhere)
+    pruning = Departure("phrase table", "all pairs", "pruned", "all pairs", {"phrases": "phrases-unpruned"},
+                        applies=frozenset({"phrases"}))
+    mono = Finding("phrases beat monolingual pairs", "phrases", "mono", STS)
+    comparison = mono.compare(results)
+    assert comparison.verdict == FAILS
+    assert optimiser.under(mono) is None and optimiser.unmeasured_on(mono)
+    assert cause(comparison, [optimiser], results) == f"{GENUINE} (not measured: optimiser)"
+    swapped = pruning.under(CLAIM)
+    assert (swapped.better, swapped.worse) == ("phrases-unpruned", "sentences") and not pruning.unmeasured_on(CLAIM)
+    assert cause(CLAIM.compare(results), [optimiser, pruning], results).startswith(
+        "phrase table: holds with all pairs (+0.080")

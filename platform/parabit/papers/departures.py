@@ -29,7 +29,10 @@ GENUINE = "no departure found at this scale: a genuine difference"
 class Departure:
     """One way the cells differ from the paper (see the module docstring). ``other``: the choice an ablation
     measures (what the paper does where ours differs, or the alternative where the paper's documents disagree or
-    are silent); ``unmeasured``: why no ablation measures it (then ``variants`` and ``prefix`` are empty)."""
+    are silent); ``unmeasured``: why no ablation measures it (then ``variants`` and ``prefix`` are empty).
+    ``applies``: the groups whose cells make this choice (None: those in ``variants``); a finding is read under the
+    other choice only when each of its groups the choice applies to has a variant, never one side under the other
+    choice and the other side under ours."""
 
     aspect: str
     paper: str
@@ -38,6 +41,7 @@ class Departure:
     variants: Mapping[str, str] = field(default_factory=dict)
     prefix: str = ""
     unmeasured: str = ""
+    applies: frozenset[str] | None = None
 
     @property
     def measured(self) -> bool:
@@ -55,15 +59,25 @@ class Departure:
         return replace(metric, keys=tuple(f"{self.prefix}/{key}" for key in metric.keys))
 
     def under(self, finding: Finding) -> Finding | None:
-        """``finding`` measured under the other choice; None when the departure touches none of its groups or the
-        finding is not measured by cells."""
+        """``finding`` measured under the other choice; None when the departure touches none of its groups, when a
+        group it applies to has no variant, or when the finding is not measured by cells."""
         if not self.measured or finding.metric is None or not finding.groups:
             return None
-        if not self.prefix and not set(finding.groups) & set(self.variants):
+        if not self.prefix and (not self._touched(finding) or self.unmeasured_on(finding)):
             return None
         return replace(finding, better=self.variants.get(finding.better, finding.better),
                        worse=self.variants.get(finding.worse, finding.worse) if finding.worse else finding.worse,
                        metric=self.metric(finding.metric))
+
+    def unmeasured_on(self, finding: Finding) -> bool:
+        """Whether no ablation measures this choice on ``finding``'s cells: none measures it at all, or a group of
+        the finding it applies to has no variant."""
+        if not self.measured:
+            return True
+        return not self.prefix and not self._touched(finding) <= set(self.variants)
+
+    def _touched(self, finding: Finding) -> set[str]:
+        return set(finding.groups) & set(self.variants if self.applies is None else self.applies)
 
     def effects(self, metric: Metric, groups: list[str]) -> list[Finding]:
         """For each of ``groups`` this departure touches: the other choice against ours on ``metric``, as a finding
@@ -80,8 +94,8 @@ class Departure:
 
 def cause(comparison: Comparison, departures: list[Departure], results: Results) -> str:
     """Why a finding that does not hold does not: each measured departure under whose other choice it holds (with
-    the difference there), else :data:`GENUINE` (naming the departures no ablation measures); empty for a finding
-    that holds or was not measured."""
+    the difference there), else :data:`GENUINE` (naming the departures no ablation measures on its cells); empty for
+    a finding that holds or was not measured."""
     if comparison.verdict != FAILS or not comparison.finding.groups:
         return ""
     reasons = []
@@ -92,5 +106,5 @@ def cause(comparison: Comparison, departures: list[Departure], results: Results)
         measured = swapped.compare(results)
         if measured.verdict == HOLDS:
             reasons.append(f"{departure.aspect}: holds with {departure.other} ({measured.difference_text()})")
-    unmeasured = [d.aspect for d in departures if not d.measured]
+    unmeasured = [d.aspect for d in departures if d.unmeasured_on(comparison.finding)]
     return "; ".join(reasons) or GENUINE + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")

@@ -389,30 +389,42 @@ class ElgoharyPlan(PaperPlan):
             return {f"{c}-jbi": self.ablation_group(c, ablation) for c in MAIN
                     if ablation in ablations and self.ablation_group(c, ablation) in keys}
 
+        ablated = {self.ablation_group(c, a) for c in MAIN for a in ABLATION_SUFFIX}
+
+        def jbi(*conditions: str) -> frozenset[str]:
+            """The J_bi groups (Table 3's, 5's and 6's; not the ablations) of ``conditions`` (default: all): the
+            cells that make a J_bi choice, whether or not an ablation trains its other choice."""
+            return frozenset(g.key for g in self.groups() if g.key not in ablated and g.config.objective.name == "jbi"
+                             and (not conditions or g.config.data.condition in conditions))
+
+        from_bitext = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases")
+
         optimisers = "; ".join(f"{CONDITION_LABELS[c]}: {self.tuned(c).get(OPTIMISER, '—')}" for c in self.sweeps)
         earlier = self.configured.jbi
         sizes = ", ".join(f"{CONDITION_LABELS[c]} {self._pairs(c):,}" for c in self.available)
         return [
             Departure("composition", "eq. (1): g(x) = Σ W[:, i], a sum, as BiCVM's default `additive` model (the "
-                      "poster says averaging)", "sum", "mean composition", variants("composition")),
+                      "poster says averaging)", "sum", "mean composition", variants("composition"), applies=jbi()),
             Departure("unknown test words", "W has a column for every word, randomly initialised: a test word "
                       "training never saw keeps a random column of its own", "a random row of its own (N(0, "
                       "init_std²), seeded by the word)", "one shared untrained unknown-word row",
                       prefix="shared_unknown" if "unknown_words" in ablations else ""),
             Departure("phrase table", "Moses phrase extraction, nothing pruned (Moses' extract keeps every pair)",
                       "every extracted pair", f"only pairs extracted ≥ {self.config.pruned_min_count} times",
-                      variants("pruning")),
+                      variants("pruning"), applies=jbi("bilingual_phrases", "pivot_paraphrases")),
             Departure("optimiser and initial scale", "not stated; the J_bi code it modified (BiCVM) trains with "
                       "AdaGrad (README η 0.05) from N(0, 0.1²) rows", "chosen per condition on the dev set among "
                       "Adam (lr 1e-3, rows N(0, 1)) and AdaGrad (lr 0.05, rows N(0, 0.1²))"
                       + (f": {optimisers}" if optimisers else ""), "the other optimiser (its best sweep point)",
-                      variants("optimiser")),
+                      variants("optimiser"), applies=jbi()),
             Departure("data", "1.9M Europarl sentence pairs (28 tokens on average) and 3M phrase pairs from them",
                       "Tatoeba (86 % of the pairs, short sentences) + the 20k-line Europarl sample",
-                      "the Europarl sample alone (its sentences and its phrases)", variants("data")),
+                      "the Europarl sample alone (its sentences and its phrases)", variants("data"),
+                      applies=jbi(*from_bitext)),
             Departure("tuning", "the grid over batch, δ, λ, k and both distances, per condition", "a stratified "
                       "sample of the grid per condition (as many points per distance and optimiser)",
-                      f"the earlier single setting for every condition ({earlier})", variants("tuning")),
+                      f"the earlier single setting for every condition ({earlier})", variants("tuning"),
+                      applies=jbi()),
             Departure("scale", "BiSent 1.9M, BiPh 3M, MonoPh 3M pairs", sizes or "as prepared",
                       unmeasured="no more bitext ships; Table 6 shows the phrase table at the paper's sizes"),
             Departure("tuning budget", "J_pa tuned on 100k pairs for 5 epochs; J_bi presumably on everything",
