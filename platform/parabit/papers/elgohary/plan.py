@@ -382,7 +382,8 @@ class ElgoharyPlan(PaperPlan):
     def departures(self) -> list[Departure]:
         """Where these cells still differ from the paper, each ablation's other choice for the J_bi bilingual
         sentences and phrases, and what no ablation measures (and why)."""
-        keys = {group.key for group in self.groups()}
+        groups = self.groups()
+        keys = {group.key for group in groups}
         ablations = set(self.config.ablations)
 
         def variants(ablation: str) -> dict[str, str]:
@@ -394,7 +395,7 @@ class ElgoharyPlan(PaperPlan):
         def jbi(*conditions: str) -> frozenset[str]:
             """The J_bi groups (Table 3's, 5's and 6's; not the ablations) of ``conditions`` (default: all): the
             cells that make a J_bi choice, whether or not an ablation trains its other choice."""
-            return frozenset(g.key for g in self.groups() if g.key not in ablated and g.config.objective.name == "jbi"
+            return frozenset(g.key for g in groups if g.key not in ablated and g.config.objective.name == "jbi"
                              and (not conditions or g.config.data.condition in conditions))
 
         from_bitext = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases")
