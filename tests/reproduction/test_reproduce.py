@@ -19,11 +19,16 @@ from parabit.config import load_config
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
 from parabit.papers.ledger import Ledger, local
-from parabit.papers.plan import PlanContext
+from parabit.papers.cells import Results
+from parabit.papers.departures import Departure
+from parabit.papers.findings import Finding
+from parabit.papers.metrics import Metric
+from parabit.papers.plan import PaperPlan, PlanContext
 from parabit.reproduction.plans import PLANS
 from parabit.reproduction.reproduce import PaperRun, Reproduction
 
 from ..cluster_support import BIN, session_ray_env
+from ..papers.test_tables import result
 
 PAPERS = ("Bao et al. 2018", "Elgohary & Carpuat 2017", "Wieting, Mallinson & Gimpel 2017", "Chen et al. 2019")
 CELL_ROW = re.compile(r"^\| (repro-quick-\S+) \| (\d+) \| ([^|]+?) \| ([-0-9.]+) \| \d+ \| [-0-9]{10} \| [0-9a-f]+"
@@ -192,3 +197,36 @@ def test_verify_says_what_it_rebuilds_and_builds_only_its_own_papers_data(quick,
     assert "dev_score" in stdout
     built = {path.name for path in (outputs / "pipelines").iterdir()} if (outputs / "pipelines").exists() else set()
     assert not any(name.startswith("phrases") for name in built), built
+
+
+class _PhrasesAgainstSentences(PaperPlan):
+    """A plan reduced to what decides its seeds: one headline finding and two measured departures."""
+
+    key, title = "toy", "phrases against sentences"
+
+    def groups(self):
+        return []
+
+    def tables(self):
+        return []
+
+    def findings(self):
+        return [Finding("phrases beat sentences", "phrases", "sentences", Metric.named("sts/mean", "STS mean r"))]
+
+    def departures(self):
+        return [Departure("phrase table", "all pairs", "all pairs", "pruned", {"phrases": "phrases-pruned"}),
+                Departure("composition", "sum", "sum", "mean", {"phrases": "phrases-mean",
+                                                                "sentences": "sentences-mean"})]
+
+
+def test_a_headline_undecided_under_a_departure_trains_that_departure_s_further_seeds():
+    """Pruning moves the phrases by more than the margin (its effect is decided by one seed), but the headline read
+    under it is within the margin: the pruned group trains every seed, as an undecided finding's groups do. The
+    composition ablation, decided both ways by its first seed, does not."""
+    sts = {"phrases": [0.50, 0.51, 0.50], "sentences": [0.40, 0.40, 0.41], "phrases-pruned": [0.43],
+           "phrases-mean": [0.30], "sentences-mean": [0.20]}
+    paper = PaperRun(_PhrasesAgainstSentences(PlanContext(shipped())))
+    paper.results = Results([result(group, seed, {"sts/mean": value}) for group, values in sts.items()
+                             for seed, value in enumerate(values, start=1)])
+    assert "phrases-pruned" in paper.undecided() and "phrases-pruned" in paper.compared()
+    assert not {"phrases-mean", "sentences-mean"} & (paper.undecided() | paper.compared())

@@ -179,6 +179,15 @@ class PaperPlan(ABC):
         groups = list(dict.fromkeys(headline.groups))
         return [effect for departure in self.departures() for effect in departure.effects(headline.metric, groups)]
 
+    def departure_claims(self) -> list[Finding]:
+        """The headline as read under each measured departure's other choice (the departures table's last column):
+        a verdict the document reports, so its ablation groups train 3 seeds too where its difference is under the
+        margin."""
+        headline = self.headline()
+        if headline is None:
+            return []
+        return [claim for departure in self.departures() if (claim := departure.under(headline)) is not None]
+
     def setup(self) -> str:
         """Markdown: what was run, on which data, and how it differs from the paper."""
         return ""

@@ -205,7 +205,8 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     if departures:
         lines += ["### Departures from the paper", "", departures_table(plan, departures, results, labels or {}), "",
                   "Effects are the other choice's cells against these cells, seed by seed (mean ± sd, n seeds); a "
-                  "difference under 0.05 trains 3 seeds, as a finding's does.", ""]
+                  "difference under the margin (an effect, or the headline under the other choice) trains 3 seeds, "
+                  "as a finding's does.", ""]
     for table in plan.tables():
         lines += [f"### {table.title}", "", table.markdown(results), ""]
         if table.note:

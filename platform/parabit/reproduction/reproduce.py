@@ -6,8 +6,8 @@ trained. Only what is missing runs, in three passes over the chosen papers, so a
 early and spends its remaining time where the verdicts need it:
 
 1. every paper's data, then every group with the first seed (but the groups a plan defers);
-2. the further seeds of the groups whose findings (or departures' effects) are not yet decided by a difference of
-   at least the margin (those need ≥ 3 seeds);
+2. the further seeds of the groups whose findings (or departures' effects, or the headline under a departure's other
+   choice) are not yet decided by a difference of at least the margin (those need ≥ 3 seeds);
 3. the further seeds of every other group a finding compares;
 4. the deferred groups (costly table-only cells, e.g. Elgohary & Carpuat's largest phrase-table sizes).
 
@@ -29,6 +29,7 @@ from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
 from parabit.config import ConfigError
+from parabit.papers.findings import Finding
 from parabit.papers.ledger import Ledger, PreparedRecord, Provenance, digest, local, machine, portable, utc
 from parabit.paths import output_root, project_root
 from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
@@ -61,28 +62,31 @@ class PaperRun:
         return [g for g in self.groups if g.key not in self.skipped]
 
     def compared(self) -> set[str]:
-        """Groups that train with every seed: those some finding compares, and the ablation groups whose effect
-        on the first seed (a departure's other choice against ours) is below the margin: a small difference needs
-        3 seeds, a large one is decided by one."""
-        groups = {key for finding in self.plan.findings() for key in finding.groups}
-        for effect in self.plan.departure_effects():
-            comparison = effect.compare(self.results)
-            if comparison.mean is not None and abs(comparison.mean) < effect.margin:
-                groups.update(effect.groups)
-        return groups
+        """Groups that train with every seed: those some finding compares, and the ablation groups whose first
+        seeds leave a departure's effect (its other choice against ours) or the headline under its other choice
+        below the margin: a small difference needs 3 seeds, a large one is decided by one."""
+        return {key for finding in self.plan.findings() for key in finding.groups} | self._close_departures()
 
     def undecided(self) -> set[str]:
-        """Groups of findings (and of departures' effects) whose difference so far is below the margin (or, for a
-        finding, not measured)."""
-        groups = set()
+        """Groups of findings (and of departures' effects and claims) whose difference so far is below the margin
+        (or, for a finding, not measured)."""
+        groups = self._close_departures()
         for finding in self.plan.findings():
-            comparison = finding.compare(self.results)
-            if finding.groups and (comparison.mean is None or abs(comparison.mean) < finding.margin):
+            mean = finding.compare(self.results).mean
+            if mean is None or abs(mean) < finding.margin:
                 groups.update(finding.groups)
-        for effect in self.plan.departure_effects():
-            comparison = effect.compare(self.results)
-            if comparison.mean is not None and abs(comparison.mean) < effect.margin:
-                groups.update(effect.groups)
+        return groups
+
+    def _close_departures(self) -> set[str]:
+        return self._close(self.plan.departure_effects() + self.plan.departure_claims())
+
+    def _close(self, findings: list[Finding]) -> set[str]:
+        """The groups of ``findings`` measured with a difference below their margin."""
+        groups = set()
+        for finding in findings:
+            mean = finding.compare(self.results).mean
+            if mean is not None and abs(mean) < finding.margin:
+                groups.update(finding.groups)
         return groups
 
     def done(self, cell: Cell) -> bool:
