@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -73,14 +74,18 @@ def test_an_optuna_sweep_with_asha_logs_one_parent_two_children_and_registers_th
     assert "sweep/trials.csv" in {a.path for a in client.list_artifacts(parents[0].info.run_id, "sweep")}
 
 
-def _wait_for(condition, what: str, process: subprocess.Popen, seconds: float = 300, poll: float = 0.5) -> None:
+def _wait_for(condition, what: str, process: subprocess.Popen, seconds: float = 300, poll: float = 0.5,
+              stderr_file: Path | None = None) -> None:
+    """Wait until ``condition()``; fail with the process's stderr (piped, or written to ``stderr_file``) when it
+    ends first."""
     deadline = time.time() + seconds
     while time.time() < deadline:
         if condition():
             return
         if process.poll() is not None:
             _, stderr = process.communicate()
-            pytest.fail(f"the sweep ended (exit {process.returncode}) before {what}:\n{(stderr or '')[-3000:]}")
+            stderr = stderr_file.read_text() if stderr_file is not None else stderr or ""
+            pytest.fail(f"the sweep ended (exit {process.returncode}) before {what}:\n{stderr[-3000:]}")
         time.sleep(poll)
     pytest.fail(f"not within {seconds} s: {what}")
 
@@ -158,10 +163,13 @@ def test_a_sweep_stopped_with_ctrl_c_then_killed_resumes_to_one_registered_best(
     assert not [r for r in _runs(client, "restored") if r.info.status == "RUNNING"]
 
     # 2. The same command resumes; killed with SIGKILL once the interrupted trial has finished (the other is left).
-    second = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    # Its stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would stall it).
+    second_stderr = tmp_path / "second.stderr"
+    with second_stderr.open("w") as stderr:
+        second = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     try:
-        _wait_for(lambda: len(_trials(client, "restored", "FINISHED")) >= 1, "the interrupted trial finished", second)
+        _wait_for(lambda: len(_trials(client, "restored", "FINISHED")) >= 1, "the interrupted trial finished", second,
+                  stderr_file=second_stderr)
     finally:
         os.killpg(second.pid, signal.SIGKILL)
         second.wait()
