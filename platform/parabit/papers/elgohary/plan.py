@@ -491,8 +491,8 @@ class ElgoharyPlan(PaperPlan):
             spent = sum(r.seconds or 0.0 for r in results.of(group.key)) / 3600
             total_estimated, total_spent = total_estimated + estimate, total_spent + spent
             at_main_size += estimate if pairs == main and group.key not in deferred else 0.0
-            note = " (+2 if its effect is under 0.05)" if group.key in ablations else " (last)" if group.key in deferred \
-                else ""
+            note = (" (+2 if its effect, or the headline under it, is under 0.05)" if group.key in ablations
+                    else " (last)" if group.key in deferred else "")
             lines.append(f"| {group.title} | {pairs:,} | {seeds}{note} | {estimate:.1f} | {spent:.1f} ({len(results.of(group.key))}) |")
         lines.append(f"| **all** | | | **{total_estimated:.1f}** | **{total_spent:.1f}** |")
         source = (f"the median of this plan's {len(rates)} finished cells" if rates else
