@@ -11,6 +11,7 @@ from parabit.recipes.bildrl.build import (
     Candidate,
     build_dictionaries,
     muse_candidates,
+    overlap_with_training,
     read_direction,
     select_entries,
     wolf_candidates,
@@ -156,6 +157,10 @@ def test_training_rows_repeat_each_row_as_its_split_puts_it_in_training(tiny_inp
         assert trained == +expected
         tested = [(r["word"], r["definition"], r["train_copies"]) for r in built.to_pylist() if r["split"] == "test"]
         assert len(tested) == 1 and (split == "authors" or all(copies == 0 for *_, copies in tested))
+        overlap = overlap_with_training(tmp_path / split, "fr-en")
+        assert (overlap["rows"], overlap["test"]) == (built.num_rows, 1)
+        assert overlap["test_in_training"] == sum(copies > 0 for *_, copies in tested)
+        assert overlap["test_word_definitions"] == sum(r["word"] == tested[0][0] for r in built.to_pylist())
         # Capped: a sample of the other words' rows, once each; a test word's rows always, with their copies.
         capped = training_rows(BilDRLConfig(data_dir=str(tmp_path / split), space=str(tmp_path), max_train_rows=2),
                                "fr-en")

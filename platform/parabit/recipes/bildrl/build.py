@@ -400,6 +400,19 @@ def read_direction(data_dir: Path, direction: str) -> pa.Table:
     return stage.read_data()
 
 
+def overlap_with_training(data_dir: Path, direction: str) -> dict[str, float]:
+    """How one direction's built split treats its test pairs: its ``rows``, the mean number of definitions of its
+    test words (``test_word_definitions``), its ``test`` pairs and how many of them are also training rows
+    (``test_in_training``: never under the strict split; under the authors' split a test word with n definitions
+    repeats its test pair n − 1 times, so only test words with one definition keep theirs out)."""
+    rows = read_direction(data_dir, direction).select(["word", "split", "train_copies"]).to_pylist()
+    definitions = Counter(row["word"] for row in rows)
+    test = [row for row in rows if row["split"] == "test"]
+    return {"rows": len(rows), "test": len(test),
+            "test_word_definitions": float(np.mean([definitions[row["word"]] for row in test])) if test else 0.0,
+            "test_in_training": sum(1 for row in test if row["train_copies"] > 0)}
+
+
 def read_paraphrases(data_dir: Path, lang: str = "es") -> pa.Table:
     """The built paraphrase pairs (columns :data:`PARAPHRASE_COLUMNS`)."""
     stage = StageOutput.load(Path(data_dir) / f"paraphrase-en-{lang}")
