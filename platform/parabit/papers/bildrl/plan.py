@@ -427,10 +427,10 @@ class BilDRLPlan(PaperPlan):
                 lines.append(f"| {split} | {direction} | {overlap['rows']:,} | "
                              f"{overlap['test_word_definitions']:.2f} | {overlap['test_in_training']} of "
                              f"{overlap['test']} ({100 * share:.1f} %) | {att} |")
-        return ("\n".join(lines) + "\n\nThe authors' split repeats a test word's test pair n − 1 times in training when the "
-                "word has n definitions, so only its one-definition test words keep their test pair out: the share of "
-                "test pairs in training, and with it held-out P@1, follows how many definitions each direction's "
-                "dictionary gives a word. The strict split never trains on a test pair.")
+        return ("\n".join(lines) + "\n\nThe authors' split repeats a test word's test pair n − 1 times in training "
+                "when the word has n definitions, so only its one-definition test words keep their test pair out: the "
+                "share of test pairs in training, and with it held-out P@1, follows how many definitions each "
+                "direction's dictionary gives a word. The strict split never trains on a test pair.")
 
     def _gap(self, results) -> str:
         """What the cells measured about the gap to the paper's held-out retrieval (empty before they ran)."""
