@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+from ray import tune
 
 from parabit.recipes.bildrl.config import BilDRLConfig
 from parabit.recipes.bildrl.recipe import BilDRLRecipe
@@ -25,7 +26,10 @@ from parabit.paths import PROJECT_ROOT
 from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig
 from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.sweeps.space import load_space
-from parabit.sweeps.sweep import FINAL_METRIC, run_sweep, sweep_directory
+from parabit.sweeps.sweep import FINAL_METRIC, _close_trial_runs, run_sweep, sweep_directory
+from parabit.tracking import tags
+from parabit.tracking.store import ensure_experiment
+from parabit.training import Divergence, TrainingDiverged
 
 
 def _runs(client, sweep):
@@ -260,6 +264,41 @@ def test_a_siamese_sweep_selects_on_dev_and_reports_the_sick_test_pearson_as_its
     assert parent.data.metrics[FINAL_METRIC] == pytest.approx(summary.best_final_score)
 
 
+def test_an_interrupted_sweep_closes_each_unfinished_trial_run_killed_unless_its_trial_diverged(
+        write_space, isolated_mlflow_store, outputs, tmp_path):
+    """Ctrl-C can make a trial fail with any error on its way down (its training stopped under it): its run is closed
+    KILLED, for the resumed sweep to reopen, not left FAILED as if it failed of its own fault. Only a run with a
+    divergence record (which the resumed sweep reads to fail it again without training) stays FAILED, its end time
+    untouched; a run still RUNNING is closed KILLED; a finished one is left as it is."""
+    space = load_space(write_space("closing", {"optim.lr": [0.1, 0.2, 0.3, 0.4]}))
+    client = MlflowClient(isolated_mlflow_store)
+    experiment = ensure_experiment("sweep-tests", isolated_mlflow_store)
+
+    def trial_run(trial_id: str, status: str) -> str:
+        run = client.create_run(experiment, run_name=f"closing-{trial_id}",
+                                tags={tags.SWEEP: "closing", tags.KIND: "trial"})
+        if status != "RUNNING":
+            client.set_terminated(run.info.run_id, status=status)
+        return run.info.run_id
+
+    runs = {"stopped under its training": trial_run("a", "FAILED"), "diverged": trial_run("b", "FAILED"),
+            "still running": trial_run("c", "RUNNING"), "finished": trial_run("d", "FINISHED")}
+    divergence = Divergence(epoch=1, step=3, tensor="loss")
+    divergence.save(sweep_directory(space) / "trials" / "closing-b")
+    diverged_end = client.get_run(runs["diverged"]).info.end_time
+    results = [tune.Result(metrics={"trial_id": "a"}, checkpoint=None, path=str(tmp_path),
+                           error=RuntimeError("the Ray Train controller of the trial died")),
+               tune.Result(metrics={"trial_id": "b"}, checkpoint=None, path=str(tmp_path),
+                           error=TrainingDiverged(divergence.message("closing-b")))]
+
+    _close_trial_runs(isolated_mlflow_store, space, results, interrupted=True)
+
+    assert {what: client.get_run(run_id).info.status for what, run_id in runs.items()} == {
+        "stopped under its training": "KILLED", "diverged": "FAILED", "still running": "KILLED",
+        "finished": "FINISHED"}
+    assert client.get_run(runs["diverged"]).info.end_time == diverged_end
+
+
 # Two sweep processes, each with its own Ray: lr 1e37 diverges in the first trial's first epoch, before its first
 # report; Ctrl-C lands in the second trial, which the same command then finishes.
 @pytest.mark.slow
@@ -284,7 +323,7 @@ def test_a_trial_that_diverged_before_ctrl_c_stays_failed_is_not_trained_again_a
     (stopped,) = diverged_run()
     assert stopped.info.status == "FAILED"  # it failed of its own fault before the Ctrl-C
     assert [r.info.status for r in _trials(client, "diverged-then-stopped") if r.info.run_id != stopped.info.run_id
-            ] == ["KILLED"]
+            ] == ["KILLED"], first.stderr[-6000:]
 
     rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-3000:]

@@ -208,6 +208,9 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
         seconds = time.perf_counter() - started
         ended = results.num_terminated + results.num_errors
         interrupted = stop.seen or ended < space.trial_count or any(_interrupted(r.error) for r in results)
+        if interrupted and not _actors_ended(TRIAL_ACTORS):
+            log.warning("sweep %s: trial actors were still alive %d s after the interruption; closing their MLflow "
+                        "runs anyway", space.name, ACTORS_WAIT_S)
         _close_trial_runs(parent.uri, space, results, interrupted=interrupted)
         if interrupted:
             raise SweepInterrupted(f"sweep {space.name} interrupted after {ended} of {space.trial_count} trials; "
@@ -259,9 +262,9 @@ def _remove_other_trials_checkpoints(space: SearchSpace, results: tune.ResultGri
     holds what a resumed sweep reads, e.g. its divergence). First wait for the trials' Ray Train actors to end:
     ``fit()`` returns once Tune has stopped each trial, and the controller and workers a trial started end after it
     (a worker of a trial ASHA stopped may still be writing a checkpoint)."""
-    if not _train_actors_ended():
+    if not _actors_ended(TRAIN_ACTORS):
         log.warning("sweep %s: Ray Train actors were still alive %d s after the sweep ended; removing the other "
-                    "trials' checkpoints anyway", space.name, TRAIN_ACTORS_WAIT_S)
+                    "trials' checkpoints anyway", space.name, ACTORS_WAIT_S)
     for result in results:
         if result.error is None and "trial_id" in (result.metrics or {}):
             if trial_name(space, result.metrics["trial_id"]) != best:
@@ -269,20 +272,22 @@ def _remove_other_trials_checkpoints(space: SearchSpace, results: tune.ResultGri
 
 
 TRAIN_ACTORS = ("TrainController", "RayTrainWorker")
-TRAIN_ACTORS_WAIT_S = 120
+# A trial's own actor (Tune's wrapper of a function trainable) and the Ray Train actors it started.
+TRIAL_ACTORS = ("ImplicitFunc", *TRAIN_ACTORS)
+ACTORS_WAIT_S = 120
 
 
-def _train_actors_ended() -> bool:
-    """Whether this job has no Ray Train actor alive, waiting up to ``TRAIN_ACTORS_WAIT_S`` for the last to end."""
+def _actors_ended(class_names: tuple[str, ...]) -> bool:
+    """Whether this job has no actor of ``class_names`` alive, waiting up to ``ACTORS_WAIT_S`` for the last to end."""
     address, job_id = ray.get_runtime_context().gcs_address, ray.get_runtime_context().get_job_id()
-    deadline = time.monotonic() + TRAIN_ACTORS_WAIT_S
+    deadline = time.monotonic() + ACTORS_WAIT_S
     while time.monotonic() < deadline:
         try:
             actors = list_actors(address=address, timeout=10, limit=10_000, raise_on_missing_output=False,
                                  filters=[("job_id", "=", job_id), ("state", "=", "ALIVE")])
         except Exception:  # noqa: BLE001 - the state API can be slow on a loaded machine: ask again
             actors = None
-        if actors is not None and not any(actor.class_name in TRAIN_ACTORS for actor in actors):
+        if actors is not None and not any(actor.class_name in class_names for actor in actors):
             return True
         time.sleep(1)
     return False
@@ -333,22 +338,27 @@ def _interrupted(error: BaseException | None) -> bool:
 
 
 def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) -> None:
-    """Close every trial's child run that its trial could not close: after an interruption every unfinished one is
-    ``KILLED``, also one the interruption made fail on its way down (their trials resume with the same command,
-    reopening them), but a run that failed of its own fault (it diverged) stays ``FAILED``; after a complete sweep a
-    trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED`` (its last dev score is already in its run)."""
+    """Close every trial's child run that its trial could not close. After an interruption every unfinished one is
+    ``KILLED``, also one the interruption made fail on its way down (its trial resumes with the same command,
+    reopening it), but a run that diverged stays ``FAILED``: its divergence record, which the resumed sweep reads
+    to fail it again without training, decides, not its error (a trial stopped under its training may fail with any
+    error). After a complete sweep a trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED`` (its last
+    dev score is already in its run). Call it once the trials' actors have ended, so no trial closes its own run
+    after this."""
     client = MlflowClient(uri)
     errored = {trial_name(space, r.metrics["trial_id"]) for r in results
-               if r.error is not None and not _interrupted(r.error) and (r.metrics or {}).get("trial_id")}
-    unfinished = {"RUNNING", "FAILED"} if interrupted else {"RUNNING"}
+               if r.error is not None and (r.metrics or {}).get("trial_id")}
+    trials = sweep_directory(space) / "trials"
     for run in client.search_runs(
         experiment_ids=[e.experiment_id for e in client.search_experiments()],
         filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial'",
     ):
-        if run.info.status not in unfinished or (run.info.status == "FAILED" and run.info.run_name in errored):
-            continue
-        status = "KILLED" if interrupted else "FAILED" if run.info.run_name in errored else "FINISHED"
-        client.set_terminated(run.info.run_id, status=status)
+        if interrupted and run.info.status in ("RUNNING", "FAILED"):
+            status = "FAILED" if Divergence.load(trials / run.info.run_name) is not None else "KILLED"
+            if run.info.status != status:
+                client.set_terminated(run.info.run_id, status=status)
+        elif not interrupted and run.info.status == "RUNNING":
+            client.set_terminated(run.info.run_id, status="FAILED" if run.info.run_name in errored else "FINISHED")
 
 
 def _trials_table(results) -> pd.DataFrame:
