@@ -115,7 +115,7 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     error and the sweep goes on."""
     name = trial_name(context.space, tune.get_context().get_trial_id())
     config = context.space.trial_config(_trial_params(trial_config), name=name)
-    config.storage_path = str(Path(context.directory) / "trials")
+    config.storage_path = str(trials_directory(context.directory))
     # A trial that diverged before the sweep was stopped would diverge again at the same step: the restore resumes
     # errored trials (for those the interruption made fail), but this one fails again at once, without training.
     diverged = Divergence.load(run_directory(config))
@@ -157,6 +157,11 @@ def _param_space(space: SearchSpace) -> dict:
 
 def sweep_directory(space: SearchSpace) -> Path:
     return output_root() / "sweeps" / space.name
+
+
+def trials_directory(sweep: Path | str) -> Path:
+    """Where the trials of the sweep in folder ``sweep`` keep their runs' folders (checkpoints, divergence)."""
+    return Path(sweep) / "trials"
 
 
 def _tuner(space: SearchSpace, trainable, directory: Path) -> tune.Tuner:
@@ -253,7 +258,7 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
 def _trial_config(space: SearchSpace, result: tune.Result):
     """The training config a trial ran (its checkpoints are under ``run_directory`` of it)."""
     config = space.trial_config(_trial_params(result.config), name=trial_name(space, result.metrics["trial_id"]))
-    config.storage_path = str(sweep_directory(space) / "trials")
+    config.storage_path = str(trials_directory(sweep_directory(space)))
     return config
 
 
@@ -348,7 +353,7 @@ def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) 
     client = MlflowClient(uri)
     errored = {trial_name(space, r.metrics["trial_id"]) for r in results
                if r.error is not None and (r.metrics or {}).get("trial_id")}
-    trials = sweep_directory(space) / "trials"
+    trials = trials_directory(sweep_directory(space))
     for run in client.search_runs(
         experiment_ids=[e.experiment_id for e in client.search_experiments()],
         filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial'",
