@@ -101,7 +101,10 @@ def test_step_times_record_each_step_and_the_total():
         time.sleep(0.05)
     seconds = times.with_total()
     assert seconds["prepare"] >= 0.05
-    assert seconds["total"] >= seconds["prepare"]
+    assert seconds["total"] >= seconds["prepare"] and "earlier_attempts" not in seconds
+    resumed = times.with_total(earlier_attempts=120.0)
+    assert list(resumed)[-2:] == ["earlier_attempts", "total"] and resumed["earlier_attempts"] == 120.0
+    assert resumed["total"] >= seconds["total"] + 120.0
 
 
 def test_a_log_record_during_a_long_step_starts_its_own_line(monkeypatch, capsys):

@@ -299,5 +299,8 @@ class StepTimes:
             yield
         self.seconds[name] = time.perf_counter() - mark
 
-    def with_total(self) -> dict[str, float]:
-        return {**self.seconds, "total": time.perf_counter() - self._started}
+    def with_total(self, earlier_attempts: float = 0.0) -> dict[str, float]:
+        """Each step's seconds and the ``total``. ``earlier_attempts``: seconds that processes before this one spent
+        on the same work (a resumed run's earlier attempts), added to the total and shown as a step of its own."""
+        earlier = {"earlier_attempts": earlier_attempts} if earlier_attempts else {}
+        return {**self.seconds, **earlier, "total": time.perf_counter() - self._started + earlier_attempts}

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 import pytest
 from mlflow.exceptions import MlflowException
@@ -186,6 +187,23 @@ def test_log_history_writes_only_the_missing_steps(isolated_mlflow_store):
     assert sorted(m.step for m in client.get_metric_history(run_id, "loss")) == [1, 2, 3, 4]
     assert sorted(m.step for m in client.get_metric_history(run_id, "epoch")) == [1, 2, 3, 4]
     assert tracker.logged_steps("loss") == {1, 2, 3, 4}
+
+
+def test_logged_before_sums_what_earlier_attempts_of_a_resumed_run_logged(isolated_mlflow_store):
+    """A resumed run's total time counts the epochs its killed first attempt trained (their logged seconds)."""
+    first = RunTracker("test-tracker", "resumed")
+    run_id = first.start()
+    for epoch, seconds in ((1, 30.0), (2, 32.0)):
+        first.log_metrics({"epoch_seconds": seconds, "dev_seconds": 2.0}, step=epoch)
+    time.sleep(0.01)  # metric stamps are milliseconds
+    resumed_at = time.time()
+    time.sleep(0.01)
+    resumed = RunTracker("test-tracker", "resumed", run_id=run_id)
+    resumed.start()
+    resumed.log_metrics({"epoch_seconds": 31.0, "dev_seconds": 2.0}, step=3)
+    assert resumed.logged_before(("epoch_seconds", "dev_seconds"), resumed_at) == 66.0
+    assert resumed.logged_before(("epoch_seconds", "dev_seconds"), time.time() + 1) == 99.0
+    assert RunTracker("test-tracker", "new").logged_before(("epoch_seconds",), time.time()) == 0.0
 
 
 def test_a_down_server_is_retried_after_a_pause_not_on_every_call(monkeypatch, tmp_path):

@@ -50,6 +50,13 @@ def test_a_killed_driver_resumes_with_the_same_command_and_continues_its_mlflow_
     # Resumed from the checkpoint, not started over: the epochs after the kill carry resumes >= 1.
     resumes = {m.step: m.value for m in client.get_metric_history(run_id, "resumes")}
     assert resumes[EPOCHS] >= 1 and resumes[1] == 0
+    # Its total time counts the epochs the killed attempt trained and scored, as well as the resumed attempt's own.
+    first_attempt = [step for step, value in resumes.items() if value == 0]
+    earlier = sum(m.value for key in ("epoch_seconds", "dev_seconds") for m in client.get_metric_history(run_id, key)
+                  if m.step in first_attempt)
+    times = {k: v for k, v in client.get_run(run_id).data.metrics.items() if k.startswith("time/")}
+    assert times["time/earlier_attempts_seconds"] == pytest.approx(earlier), times
+    assert times["time/total_seconds"] >= earlier + times["time/train_seconds"], times
 
     # The same command once more, on the finished run: its last checkpoint is evaluated without training again, and
     # nothing is logged or registered twice.

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -199,6 +199,23 @@ class RunTracker:
         except Exception as err:  # noqa: BLE001
             log.warning("MLflow run %s unavailable (%s)", self.run_id, err)
             return None
+
+    def logged_before(self, keys: Sequence[str], before: float) -> float:
+        """The sum of metrics ``keys`` over the steps the run logged before ``before`` (``time.time()`` seconds),
+        each step's last value: what earlier processes recorded of a resumed run. 0.0 when it has none, or that cannot
+        be known now."""
+        if self.run_id is None:
+            return 0.0
+        total = 0.0
+        for key in keys:
+            try:
+                history = self.client.get_metric_history(self.run_id, key)
+            except Exception as err:  # noqa: BLE001
+                log.warning("MLflow metric history of %s unavailable (%s)", key, err)
+                return 0.0
+            last = {m.step: m.value for m in sorted(history, key=lambda m: m.timestamp) if m.timestamp < before * 1000}
+            total += sum(last.values())
+        return total
 
     def logged_steps(self, key: str) -> set[int] | None:
         """The steps at which metric ``key`` is already in the run; None if that cannot be known now."""

@@ -51,6 +51,8 @@ from parabit.training.recipe import Evaluation, Recipe
 
 log = logging.getLogger(__name__)
 
+EPOCH_SECONDS = ("epoch_seconds", "dev_seconds")  # what each epoch's training and dev scoring took, as logged
+
 
 @dataclass(frozen=True)
 class TrainingRecord:
@@ -232,7 +234,7 @@ def run_training(recipe: Recipe, *, kind: str = "training", parent_run_id: str |
     with exclusive_run(storage_path(config) / f"{config.name}.lock", f"training run {config.name!r}"):
         check_same_settings(config)
         record_settings(config)
-        times = StepTimes()
+        times, attempt_started = StepTimes(), time.time()
         with times.step("ray_init"):
             init_ray()
         with times.step("prepare_data"):
@@ -260,7 +262,8 @@ def run_training(recipe: Recipe, *, kind: str = "training", parent_run_id: str |
             with times.step("register"):
                 if register and evaluation.embedder is not None and config.tracking.register_as:
                     model_uri = register_model(config, tracker, evaluation.embedder)
-            seconds = times.with_total()
+            # A resumed run's total counts the epochs its earlier attempts trained and scored, as they logged them.
+            seconds = times.with_total(tracker.logged_before(EPOCH_SECONDS, attempt_started))
             tracker.log_metrics_once({f"time/{k}_seconds": v for k, v in seconds.items()})
     remember_run(config, tracker)
     return TrainingResult(config.name, tracker.run_id, model_uri, evaluation.report, record, checkpoint.path,

@@ -502,9 +502,10 @@ class ElgoharyPlan(PaperPlan):
         return ("\n".join(lines) + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell ({source}). "
                 "Hours are cell-hours, as the spent column's sum of the cells' own times: cells trained side by side "
                 "(`--parallel 2`) share the wall time. The J_bi sweeps (16 trials of 100,000 pairs × 5 "
-                f"epochs per condition) and the data step come on top. With every cell now at {main or 0:,} pairs "
-                f"at {largest:,} instead, the plan would take about {scaled:.0f} h: the main comparison runs at the "
-                "largest of the paper's sizes at which 3 seeds of it and its ablations fit a few days of 2 cores.")
+                f"epochs per condition) and the data step come on top. Had every cell now at {main or 0:,} pairs "
+                f"trained at {largest:,} instead, the plan would take about {scaled:.0f} h: the main comparison "
+                "runs at the largest of the paper's sizes at which 3 seeds of it and its ablations fit a few days "
+                "of 2 cores.")
 
     def _rederived(self, results) -> str:
         """Which cells read a phrase table of another size than the recorded one (empty when none did). eflomal's
