@@ -3,6 +3,8 @@ finding that does not hold is given."""
 
 from __future__ import annotations
 
+import pytest
+
 from parabit.papers.cells import Results
 from parabit.papers.departures import GENUINE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, Finding
@@ -78,3 +80,16 @@ def test_a_choice_ablated_on_one_side_of_a_finding_only_is_not_read_as_its_cause
     assert (swapped.better, swapped.worse) == ("phrases-unpruned", "sentences") and not pruning.unmeasured_on(CLAIM)
     assert cause(CLAIM.compare(results), [optimiser, pruning], results).startswith(
         "phrase table: holds with all pairs (+0.080")
+
+
+def test_a_finding_computed_from_the_data_that_does_not_hold_names_the_departures_that_change_the_data():
+    data, optimiser = (Departure("data", "Europarl", "Tatoeba", unmeasured="not shipped"),
+                       Departure("optimiser", "AdaGrad", "Adam", "AdaGrad", {"phrases": "phrases-adagrad"}))
+    shorter = Finding("phrases leave more tokens undertrained", metric=STS, fixed=(0.11, 0.20),
+                      data_departures=("data",))
+    results = _results({})
+    assert cause(shorter.compare(results), [data, optimiser], results) == f"{GENUINE} (not measured: data)"
+    assert cause(Finding("holds", metric=STS, fixed=(0.3, 0.2)).compare(results), [data], results) == ""
+    misnamed = Finding("a typo", metric=STS, fixed=(0.1, 0.2), data_departures=("bitext",))
+    with pytest.raises(ValueError, match="bitext"):
+        cause(misnamed.compare(results), [data], results)

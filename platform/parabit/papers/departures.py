@@ -94,17 +94,26 @@ class Departure:
 
 def cause(comparison: Comparison, departures: list[Departure], results: Results) -> str:
     """Why a finding that does not hold does not: each measured departure under whose other choice it holds (with
-    the difference there), else :data:`GENUINE` (naming the departures no ablation measures on its cells); empty for
-    a finding that holds or was not measured."""
-    if comparison.verdict != FAILS or not comparison.finding.groups:
+    the difference there), else :data:`GENUINE` (naming the departures no ablation measures on its cells, or, for a
+    finding computed from the data, the departures that change that data); empty for a finding that holds or was not
+    measured."""
+    finding = comparison.finding
+    if comparison.verdict != FAILS:
+        return ""
+    if finding.fixed is not None:  # no ablation recomputes the data: the departures that change it go unmeasured
+        unknown = set(finding.data_departures) - {d.aspect for d in departures}
+        if unknown:
+            raise ValueError(f"finding {finding.claim!r} names departures the paper does not have: {sorted(unknown)}")
+        return GENUINE + (f" (not measured: {', '.join(finding.data_departures)})" if finding.data_departures else "")
+    if not finding.groups:
         return ""
     reasons = []
     for departure in departures:
-        swapped = departure.under(comparison.finding)
+        swapped = departure.under(finding)
         if swapped is None:
             continue
         measured = swapped.compare(results)
         if measured.verdict == HOLDS:
             reasons.append(f"{departure.aspect}: holds with {departure.other} ({measured.difference_text()})")
-    unmeasured = [d.aspect for d in departures if d.unmeasured_on(comparison.finding)]
+    unmeasured = [d.aspect for d in departures if d.unmeasured_on(finding)]
     return "; ".join(reasons) or GENUINE + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")

@@ -42,9 +42,11 @@ NOT_RUN = "not run"
 class Finding:
     """A claim of the paper: ``better`` > ``worse`` (group keys of the same paper) on ``metric``. ``paper``: what
     the paper reports for it (text, e.g. ".7832 vs .7121"). ``fixed``: (better, worse) computed from data, not from
-    cells. ``reference``: the worse side is this value computed from data (``worse`` names it in the claim only).
-    ``untestable``: why it cannot be measured here (then no groups are needed). ``worse_metric``: the metric the worse
-    side is read with, when not ``metric`` (the same cells evaluated two ways)."""
+    cells; ``data_departures``: the aspects of the paper's departures that change that data (no ablation recomputes
+    it, so a fixed finding that does not hold names them as not measured). ``reference``: the worse side is this
+    value computed from data (``worse`` names it in the claim only). ``untestable``: why it cannot be measured here
+    (then no groups are needed). ``worse_metric``: the metric the worse side is read with, when not ``metric`` (the
+    same cells evaluated two ways)."""
 
     claim: str
     better: str = ""
@@ -57,6 +59,7 @@ class Finding:
     fixed: tuple[float, float] | None = None
     reference: float | None = None
     worse_metric: Metric | None = None
+    data_departures: tuple[str, ...] = ()
 
     @property
     def groups(self) -> tuple[str, ...]:

@@ -329,16 +329,17 @@ class WietingPlan(PaperPlan):
             return []
         ref, mt = comparison.reference.measures, comparison.translation.measures
         rare = f"tokens beyond GloVe rank {analyses.RARE_RANK:,} %"
-        paper = "clear differences (NMT)"
+        paper, changed_by = "clear differences (NMT)", ("translation engine", "bitext")
         return [
             Finding("MT output differs in length: back-translations are shorter than references",
                     metric=Metric("mean tokens", ("-",), digits=2), paper=paper,
-                    fixed=(ref["mean tokens"], mt["mean tokens"])),
+                    fixed=(ref["mean tokens"], mt["mean tokens"]), data_departures=changed_by),
             Finding("MT output repeats more: repeated-token share higher in back-translations",
                     metric=Metric("repeated-token share %", ("-",), digits=2), paper=paper,
-                    fixed=(mt["repeated-token share %"], ref["repeated-token share %"])),
+                    fixed=(mt["repeated-token share %"], ref["repeated-token share %"]), data_departures=changed_by),
             Finding("MT output uses fewer rare words",
-                    metric=Metric(rare, ("-",), digits=2), paper=paper, fixed=(ref[rare], mt[rare])),
+                    metric=Metric(rare, ("-",), digits=2), paper=paper, fixed=(ref[rare], mt[rare]),
+                    data_departures=changed_by),
         ]
 
     def _comparisons(self) -> dict[str, analyses.Comparison]:
