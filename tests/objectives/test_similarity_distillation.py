@@ -25,7 +25,7 @@ def test_the_loss_is_the_mean_squared_cosine_difference_over_distinct_pairs_and_
     loss.backward()
     with torch.no_grad():
         stepped = student - 0.1 * student.grad
-    assert float(SimilarityDistillationLoss()(stepped, teacher)) < float(loss)
+    assert float(SimilarityDistillationLoss()(stepped, teacher)) < loss.item()
 
 
 def test_the_loss_needs_matching_batches_of_two_or_more():
