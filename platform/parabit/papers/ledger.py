@@ -155,7 +155,8 @@ class Provenance:
 @dataclass(frozen=True)
 class CellRecord:
     """One finished cell (see the module docstring). ``started``/``finished``: UTC, ISO 8601; ``train_seconds``: the
-    run's own total time, a resumed run's earlier attempts included (MLflow metric ``time/total_seconds``); ``data``: sizes of what it trained on."""
+    run's own total time, a resumed run's earlier attempts included (MLflow metric ``time/total_seconds``);
+    ``data``: sizes of what it trained on."""
 
     cell: str
     paper: str

@@ -204,14 +204,10 @@ class RunTracker:
         """The sum of metrics ``keys`` over the steps the run logged before ``before`` (``time.time()`` seconds),
         each step's last value: what earlier processes recorded of a resumed run. 0.0 when it has none, or that cannot
         be known now."""
-        if self.run_id is None:
-            return 0.0
         total = 0.0
         for key in keys:
-            try:
-                history = self.client.get_metric_history(self.run_id, key)
-            except Exception as err:  # noqa: BLE001
-                log.warning("MLflow metric history of %s unavailable (%s)", key, err)
+            history = self._metric_history(key)
+            if history is None:
                 return 0.0
             last = {m.step: m.value for m in sorted(history, key=lambda m: m.timestamp) if m.timestamp < before * 1000}
             total += sum(last.values())
@@ -219,10 +215,14 @@ class RunTracker:
 
     def logged_steps(self, key: str) -> set[int] | None:
         """The steps at which metric ``key`` is already in the run; None if that cannot be known now."""
+        history = self._metric_history(key)
+        return {metric.step for metric in history} if history is not None else None
+
+    def _metric_history(self, key: str) -> list[Metric] | None:
         if self.run_id is None:
             return None
         try:
-            return {metric.step for metric in self.client.get_metric_history(self.run_id, key)}
+            return self.client.get_metric_history(self.run_id, key)
         except Exception as err:  # noqa: BLE001
             log.warning("MLflow metric history of %s unavailable (%s)", key, err)
             return None
