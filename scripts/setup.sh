@@ -5,10 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# What jobs need (the container image installs the same: infra/docker/Dockerfile).
-APT_PACKAGES=(apertium apertium-eng-spa)
-# What only the tests need: a headless browser for the MLflow UI test (tests/tracking/test_mlflow_ui.py).
-TEST_APT_PACKAGES=(chromium)
+# What jobs need (the container image installs the same: infra/docker/Dockerfile): Apertium, and WordNet 3.0's
+# database (its morphology, the suffix rules and exception lists that map an inflected form to its lemma, builds the
+# BilDRL es-en dictionary).
+APT_PACKAGES=(apertium apertium-eng-spa wordnet-base)
+# What only the tests need: a headless browser for the MLflow UI test (tests/tracking/test_mlflow_ui.py), and a
+# PostgreSQL server for the shared tracking server's tests (tests/infra/test_tracking_server.py).
+TEST_APT_PACKAGES=(chromium postgresql)
 
 apertium_ready() {
     local modes
@@ -17,11 +20,19 @@ apertium_ready() {
     grep -qx 'spa-eng' <<<"$modes" && grep -qx 'eng-spa' <<<"$modes"
 }
 
-chromium_ready() {
-    command -v chromium >/dev/null 2>&1
+# Whether every Debian package named is installed (dpkg's own record, so a half-removed package counts as missing).
+installed() {
+    local package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || return 1
+    done
 }
 
-if ! apertium_ready || ! chromium_ready; then
+packages_ready() {
+    apertium_ready && command -v chromium >/dev/null 2>&1 && installed "${APT_PACKAGES[@]}" "${TEST_APT_PACKAGES[@]}"
+}
+
+if ! packages_ready; then
     ALL_APT_PACKAGES=("${APT_PACKAGES[@]}" "${TEST_APT_PACKAGES[@]}")
     echo "setup: installing Debian packages ${ALL_APT_PACKAGES[*]}"
     if [ "$(id -u)" -eq 0 ]; then
@@ -31,12 +42,13 @@ if ! apertium_ready || ! chromium_ready; then
         sudo apt-get update -qq
         sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${ALL_APT_PACKAGES[@]}" >/dev/null
     else
-        echo "setup: Apertium or Chromium is missing and this user cannot install them. Ask an administrator to run:" >&2
+        echo "setup: a Debian package is missing and this user cannot install them. Ask an administrator to run:" >&2
         echo "       sudo apt-get update && sudo apt-get install -y ${ALL_APT_PACKAGES[*]}" >&2
         exit 1
     fi
     apertium_ready || { echo "setup: apertium installed but modes spa-eng/eng-spa are missing" >&2; exit 1; }
-    chromium_ready || { echo "setup: chromium installed but not on PATH" >&2; exit 1; }
+    command -v chromium >/dev/null 2>&1 || { echo "setup: chromium installed but not on PATH" >&2; exit 1; }
+    [ -f /usr/share/wordnet/noun.exc ] || { echo "setup: wordnet-base installed but /usr/share/wordnet/noun.exc is missing" >&2; exit 1; }
 fi
 
 PYTHON="${PARABIT_PYTHON:-}"
