@@ -128,6 +128,13 @@ class PaperPlan(ABC):
         cell's digest, so changed data settings make the cells trained on the old data stale."""
         return None
 
+    def cells_fingerprint(self, group: Group) -> Any:
+        """What the cells of ``group`` read of the prepared data: the data part of their digest. Default: the whole
+        :meth:`data_fingerprint`. A plan narrows it to what a group's cells read (leaving out, e.g., the settings
+        of a tuning step whose choice is already in the cells' own training config, or a dictionary the group never
+        reads), so a change to its data step makes stale exactly the cells whose inputs it changes."""
+        return self.data_fingerprint()
+
     def facts(self) -> dict[str, Any]:
         """What :meth:`prepare` computed that :meth:`groups`, :meth:`tables` and :meth:`sections` read (sizes,
         paths, tuned thresholds, analyses), JSON-able; kept in the ledger, so the document is written again in a

@@ -281,7 +281,9 @@ class Reproduction:
         return facts
 
     def cell(self, paper: PaperRun, group: Group, seed: int) -> Cell:
-        return make_cell(self.config.prefix, self.config.experiment, paper.plan.key, group, seed, paper.data_digest)
+        fingerprint = paper.plan.cells_fingerprint(group) if paper.data_digest else None
+        data = digest(fingerprint) if fingerprint is not None else ""
+        return make_cell(self.config.prefix, self.config.experiment, paper.plan.key, group, seed, data)
 
     def train(self, paper: PaperRun, cells: list[Cell]) -> None:
         """Find or train the cells not done yet. A paper restored from the ledger prepares its data for real
