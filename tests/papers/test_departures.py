@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parabit.papers.cells import Results
-from parabit.papers.departures import GENUINE, Departure, cause
+from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, Finding
 from parabit.papers.metrics import Metric
 
@@ -93,3 +93,23 @@ def test_a_finding_computed_from_the_data_that_does_not_hold_names_the_departure
     misnamed = Finding("a typo", metric=STS, fixed=(0.1, 0.2), data_departures=("bitext",))
     with pytest.raises(ValueError, match="bitext"):
         cause(misnamed.compare(results), [data], results)
+
+
+def test_a_finding_within_seed_noise_is_no_difference_at_this_scale_never_a_genuine_difference():
+    results = _results({"phrases": [0.45, 0.46, 0.44], "sentences": [0.45, 0.44, 0.46]})
+    unmeasured = Departure("data", "Europarl", "Tatoeba", unmeasured="not shipped")
+    comparison = CLAIM.compare(results)
+    assert comparison.verdict == FAILS and comparison.reason.startswith("within seed noise")
+    assert cause(comparison, [unmeasured], results) == f"{NO_DIFFERENCE} (not measured: data)"
+    reversed_ = _results({"phrases": [0.40, 0.41, 0.40], "sentences": [0.45, 0.46, 0.45]})
+    assert cause(CLAIM.compare(reversed_), [unmeasured], reversed_).startswith(GENUINE)
+
+
+def test_the_committed_document_gives_no_finding_within_seed_noise_a_genuine_difference_cause():
+    from parabit.paths import PROJECT_ROOT
+
+    rows = [line.split(" | ") for line in (PROJECT_ROOT / "docs" / "reproduction.md").read_text().splitlines()
+            if line.startswith("| ") and "**does not hold**" in line]
+    within_noise = [row for row in rows if any(cell.startswith("within seed noise") for cell in row)]
+    assert within_noise  # the papers' tables do have such findings
+    assert not [row for row in within_noise if GENUINE in row[-1]]

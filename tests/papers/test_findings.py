@@ -54,3 +54,38 @@ def test_fixed_and_untestable_findings_need_no_cells():
 def test_a_table_entry_may_be_a_value_from_the_data():
     assert Entry(None, P_AT_1, paper=0.5, value=0.0123).text(Results([])) == "1.2 (50.0)"
     assert Entry(None, P_AT_1, paper=0.5).text(Results([])) == "— (50.0)"
+
+
+def _with_starts(values: dict[str, tuple[list[float], list[float]]]) -> Results:
+    """Results whose cells logged a trained ``sts/mean`` and their untrained start ``untrained/sts/mean``."""
+    return Results([result(group, seed, {"sts/mean": trained, "untrained/sts/mean": start})
+                    for group, (series, starts) in values.items()
+                    for seed, (trained, start) in enumerate(zip(series, starts), start=1)])
+
+
+def test_a_finding_between_two_cells_training_made_worse_than_their_start_is_not_testable_never_holds():
+    sts = Metric.named("sts/mean", "STS mean r")
+    finding = Finding("phrases beat sentences", "phrases", "sentences", sts, untrained="untrained")
+    both_below = _with_starts({"phrases": ([0.40, 0.41, 0.40], [0.47, 0.47, 0.47]),
+                               "sentences": ([0.30, 0.29, 0.30], [0.47, 0.47, 0.47])})
+    comparison = finding.compare(both_below)
+    assert comparison.verdict == UNTESTABLE  # +0.10 would hold, but it compares two broken models
+    assert comparison.reason.startswith("training made both worse than their untrained start (phrases 0.403 < its "
+                                        "start 0.470")
+    # Without the start it would hold: the rule is what stops it.
+    assert Finding("phrases beat sentences", "phrases", "sentences", sts).compare(both_below).verdict == HOLDS
+    one_below = _with_starts({"phrases": ([0.60, 0.61, 0.60], [0.47, 0.47, 0.47]),
+                              "sentences": ([0.30, 0.29, 0.30], [0.47, 0.47, 0.47])})
+    comparison = finding.compare(one_below)
+    assert comparison.verdict == HOLDS and comparison.reason.endswith("(sentences 0.297 < its start 0.470)")
+
+
+def test_a_within_noise_verdict_is_told_apart_from_a_reversal():
+    results = Results([result(g, seed, {P_AT_1.keys[0]: v}) for g, series in
+                       (("a", (0.40, 0.42, 0.41)), ("b", (0.41, 0.40, 0.42))) for seed, v in enumerate(series, 1)])
+    noise = Finding("a > b", "a", "b", P_AT_1).compare(results)
+    assert noise.verdict == FAILS and noise.within_noise
+    reversed_ = Finding("b > a", "b", "a", P_AT_1).compare(Results(
+        [result(g, s, {P_AT_1.keys[0]: v}) for g, series in (("a", (0.50, 0.51, 0.50)), ("b", (0.40, 0.41, 0.40)))
+         for s, v in enumerate(series, 1)]))
+    assert reversed_.verdict == FAILS and not reversed_.within_noise

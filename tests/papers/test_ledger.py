@@ -77,6 +77,21 @@ def test_records_are_appended_one_line_each_and_read_back(sick_cell, tmp_path):
     assert again.stale("bao", sick_cell.name, "other digest") == newer  # recorded, but with other settings
 
 
+def test_a_cell_takes_the_record_of_the_same_training_under_another_name(sick_cell, tmp_path):
+    from dataclasses import replace
+
+    ledger = Ledger(tmp_path)
+    tuning_run = replace(record(sick_cell), cell="repro-bao-tuning-point-s1")  # same digest, another cell's name
+    ledger.append(tuning_run)
+    assert ledger.cell("bao", sick_cell.name, sick_cell.digest) is None
+    assert ledger.result("bao", sick_cell.name, sick_cell.digest) == tuning_run
+    assert ledger.stale("bao", sick_cell.name, sick_cell.digest) is None
+    assert ledger.result("bao", sick_cell.name, "other digest") is None
+    own = record(sick_cell)
+    ledger.append(own)
+    assert ledger.result("bao", sick_cell.name, sick_cell.digest) == own  # its own record first
+
+
 def test_a_line_that_is_not_a_record_is_one_error_naming_file_and_line(sick_cell, tmp_path):
     Ledger(tmp_path).append(record(sick_cell))
     with open(tmp_path / "bao.jsonl", "a") as file:

@@ -38,3 +38,13 @@ def test_a_later_result_of_a_seed_replaces_an_earlier_failure():
     results = Results([result("biph", 1, {}, error="killed"), result("biph", 1, {MSRPAR.keys[0]: 0.4})])
     assert results.values("biph", MSRPAR) == {1: 0.4}
     assert results.failed() == []
+
+
+def test_a_trained_number_below_its_cells_untrained_start_is_marked():
+    from parabit.papers.tables import BELOW_START
+
+    results = Results([result("broken", 1, {"sick/test/pearson": 0.40, "untrained/sick/test/pearson": 0.45}),
+                       result("trained", 1, {"sick/test/pearson": 0.60, "untrained/sick/test/pearson": 0.45})])
+    assert Entry("broken", SICK, 0.63, start="untrained").text(results) == f"0.40 {BELOW_START} (0.63)"
+    assert Entry("trained", SICK, start="untrained").text(results) == "0.60"
+    assert Entry("broken", SICK).text(results) == "0.40"  # no start named: nothing compared

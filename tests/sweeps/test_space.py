@@ -26,6 +26,24 @@ def test_the_seed_grids_expand_with_the_margin_conditional_on_the_distance():
     assert config.data.max_pairs == 100000 and config.dev == "sts2012-train-smteuroparl"
 
 
+def test_pinning_a_stated_choice_fixes_it_narrows_what_depends_on_it_and_leaves_it_out_of_the_strata():
+    space = load_space(PROJECT_ROOT / "tuning" / "spaces" / "jbi_elgohary.yaml")
+    pinned = space.pinned({"objective.distance": "cosine", "objective.negatives": 15})
+    points = pinned.points()
+    assert len(points) == 2 * 3 * 3 * 5  # optimiser x batch x the cosine margins x lambda
+    assert {p["objective.margin"] for p in points} == {0.4, 0.6, 0.8}
+    assert "objective.distance" not in points[0] and pinned.search.stratify == ("optim.name",)
+    trials = pinned.trial_points()
+    assert [t["optim.name"] for t in trials].count("adam") == len(trials) // 2
+    config = pinned.trial_config(trials[0], name="t")
+    assert config.objective.distance == "cosine" and config.objective.negatives == 15
+    assert len(space.points()) == 720  # the space pinned is a new one
+    with pytest.raises(ConfigError, match="cannot pin objective.negatives=3: the space offers 1, 10, 15, 5"):
+        space.pinned({"objective.negatives": 3})
+    with pytest.raises(ConfigError, match="cannot pin 'optim.epochs': it is not a parameter"):
+        space.pinned({"optim.epochs": 3})
+
+
 def test_an_unknown_parameter_fails_at_load_with_the_valid_fields(write_space):
     path = write_space("typo", {"objective.margn": [1, 10]})
     with pytest.raises(ConfigError, match=r"unknown parameter 'objective.margn': ObjectiveConfig has no field 'margn'"):

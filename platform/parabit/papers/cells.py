@@ -219,8 +219,8 @@ class CellRunner:
 
     # -- finding ---------------------------------------------------------------------------------------------
     def recorded(self, cell: Cell) -> CellResult | None:
-        """The cell's ledger record with its current digest."""
-        record = self.ledger.cell(cell.paper, cell.name, cell.digest)
+        """The cell's ledger record with its current digest (or that of the same training under another name)."""
+        record = self.ledger.result(cell.paper, cell.name, cell.digest)
         return CellResult(cell, record, source="ledger") if record is not None else None
 
     def finished(self, cell: Cell) -> CellResult | None:

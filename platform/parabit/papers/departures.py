@@ -23,6 +23,7 @@ from parabit.papers.findings import FAILS, HOLDS, Comparison, Finding
 from parabit.papers.metrics import Metric
 
 GENUINE = "no departure found at this scale: a genuine difference"
+NO_DIFFERENCE = "no difference at this scale"  # the cause of a finding whose difference is within seed noise
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,7 @@ class Departure:
 
     def metric(self, metric: Metric) -> Metric:
         """``metric`` as read under the other choice (its keys prefixed for an evaluation variant)."""
-        if not self.prefix:
-            return metric
-        return replace(metric, keys=tuple(f"{self.prefix}/{key}" for key in metric.keys))
+        return metric.under(self.prefix) if self.prefix else metric
 
     def under(self, finding: Finding) -> Finding | None:
         """``finding`` measured under the other choice; None when the departure touches none of its groups, when a
@@ -94,9 +93,10 @@ class Departure:
 
 def cause(comparison: Comparison, departures: list[Departure], results: Results) -> str:
     """Why a finding that does not hold does not: each measured departure under whose other choice it holds (with
-    the difference there), else :data:`GENUINE` (naming the departures no ablation measures on its cells, or, for a
-    finding computed from the data, the departures that change that data); empty for a finding that holds or was not
-    measured."""
+    the difference there), else what the verdict's reason says: :data:`NO_DIFFERENCE` when its difference is
+    within seed noise, :data:`GENUINE` when it is reversed (either naming the departures no ablation measures on its
+    cells, or, for a finding computed from the data, the departures that change that data); empty for a finding that
+    holds or was not measured."""
     finding = comparison.finding
     if comparison.verdict != FAILS:
         return ""
@@ -116,4 +116,5 @@ def cause(comparison: Comparison, departures: list[Departure], results: Results)
         if measured.verdict == HOLDS:
             reasons.append(f"{departure.aspect}: holds with {departure.other} ({measured.difference_text()})")
     unmeasured = [d.aspect for d in departures if d.unmeasured_on(finding)]
-    return "; ".join(reasons) or GENUINE + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")
+    found = NO_DIFFERENCE if comparison.within_noise else GENUINE
+    return "; ".join(reasons) or found + (f" (not measured: {', '.join(unmeasured)})" if unmeasured else "")

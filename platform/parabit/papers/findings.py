@@ -13,7 +13,10 @@ differences, and decides (:func:`verdict`):
   data) involves no seed and is decided by its sign;
 * a finding against a ``reference`` computed from the data (an untrained baseline) compares each seed of
   ``better`` with that one value, under the same rule;
-* a finding that cannot be measured on the shipped data says why (*not testable here*).
+* a finding that cannot be measured on the shipped data says why (*not testable here*);
+* a finding whose cells also score their own untrained start (``untrained``: the evaluation variant that holds it)
+  is *not testable here* when training left both sides below their starts: a comparison of two models that
+  training made worse says nothing of the paper's claim.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ FAILS = "does not hold"
 UNDECIDED = "undecided"
 UNTESTABLE = "not testable here"
 NOT_RUN = "not run"
+WITHIN_NOISE = "within seed noise"  # how a reason starts when a difference is no more than the seeds' spread
+BOTH_BELOW_START = "training made both worse than their untrained start"
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,8 @@ class Finding:
     it, so a fixed finding that does not hold names them as not measured). ``reference``: the worse side is this
     value computed from data (``worse`` names it in the claim only). ``untestable``: why it cannot be measured here
     (then no groups are needed). ``worse_metric``: the metric the worse side is read with, when not ``metric`` (the
-    same cells evaluated two ways)."""
+    same cells evaluated two ways). ``untrained``: the evaluation variant (metric prefix) in which the cells of both
+    groups logged their untrained start (see the module docstring)."""
 
     claim: str
     better: str = ""
@@ -60,6 +66,7 @@ class Finding:
     reference: float | None = None
     worse_metric: Metric | None = None
     data_departures: tuple[str, ...] = ()
+    untrained: str = ""
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -84,7 +91,26 @@ class Finding:
         if not differences:
             missing = [g for g, v in ((self.better, better), (self.worse, worse)) if not v and g in self.groups]
             reason = f"no finished cell of {', '.join(missing) or 'a common seed'}"
+        below = self.below_start(results) if differences else []
+        if len(below) == 2:
+            decision, reason = UNTESTABLE, f"{BOTH_BELOW_START} ({'; '.join(below)})"
+        elif below:
+            reason += f" ({below[0]})"
         return Comparison(self, better, worse, differences, decision, reason)
+
+    def below_start(self, results: Results) -> list[str]:
+        """Each side whose cells trained to below their own untrained start (mean over seeds), as text; empty
+        without ``untrained`` or for a side compared with a reference."""
+        if not self.untrained or self.reference is not None:
+            return []
+        sides = []
+        for group, metric in ((self.better, self.metric), (self.worse, self.worse_metric or self.metric)):
+            trained = list(results.values(group, metric).values())
+            start = list(results.values(group, metric.under(self.untrained)).values())
+            if trained and start and np.mean(trained) < np.mean(start):
+                sides.append(f"{group} {metric.format(float(np.mean(trained)))} < its start "
+                             f"{metric.format(float(np.mean(start)))}")
+        return sides
 
 
 @dataclass(frozen=True)
@@ -101,6 +127,12 @@ class Comparison:
     @property
     def mean(self) -> float | None:
         return float(np.mean(self.differences)) if self.differences else None
+
+    @property
+    def within_noise(self) -> bool:
+        """Whether the finding does not hold only because its difference is within the seeds' spread (no
+        difference found), not because it is reversed."""
+        return self.verdict == FAILS and self.reason.startswith(WITHIN_NOISE)
 
     @property
     def spread(self) -> float | None:
@@ -152,7 +184,7 @@ def verdict(differences: list[float], relation: str = "greater", margin: float =
         return HOLDS, f"{span} above 0"
     if upper < 0:
         return FAILS, f"reversed: {span} below 0"
-    return FAILS, f"within seed noise: {span} includes 0"
+    return FAILS, f"{WITHIN_NOISE}: {span} includes 0"
 
 
 def interval(differences: list[float], level: float = 0.95) -> tuple[float, float]:

@@ -177,7 +177,9 @@ class CellRecord:
 
 @dataclass(frozen=True)
 class PreparedRecord:
-    """A paper's data step, done: its ``facts`` (portable paths) under the ``digest`` of what it depends on."""
+    """A paper's data step, done: its ``facts`` (portable paths) under the ``digest`` of what it depends on.
+    ``partial``: what a data step of hours had done when it recorded its progress (a resumed step, on any machine,
+    goes on from these facts instead of starting again)."""
 
     paper: str
     digest: str
@@ -187,6 +189,7 @@ class PreparedRecord:
     machine: dict[str, Any]
     finished: str
     dirty: bool | None = None
+    partial: bool = False
     kind: str = PREPARED
 
 
@@ -214,9 +217,19 @@ class Ledger:
         found = [r for r in self.cells(paper) if r.cell == name and r.digest == cell_digest]
         return found[-1] if found else None
 
+    def result(self, paper: str, name: str, cell_digest: str) -> CellRecord | None:
+        """The record that finishes cell ``name``: its own (:meth:`cell`), else the newest record of any cell of
+        ``paper`` with the same digest: the same training (settings, seed and data) under another name, e.g. a
+        tuning step's run at the cells' own scale that a table cell repeats exactly."""
+        found = self.cell(paper, name, cell_digest)
+        if found is None:
+            same = [r for r in self.cells(paper) if r.digest == cell_digest]
+            found = same[-1] if same else None
+        return found
+
     def stale(self, paper: str, name: str, cell_digest: str) -> CellRecord | None:
         """The newest record of cell ``name`` made with other settings, when none has ``cell_digest``."""
-        if self.cell(paper, name, cell_digest) is not None:
+        if self.result(paper, name, cell_digest) is not None:
             return None
         found = [r for r in self.cells(paper) if r.cell == name]
         return found[-1] if found else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class Metric:
     @classmethod
     def named(cls, key: str, label: str | None = None, **display) -> "Metric":
         return cls(label or key, (key,), **display)
+
+    def under(self, prefix: str) -> "Metric":
+        """The same metric as the same cells logged it under an evaluation variant (``<prefix>/<key>``: e.g.
+        ``untrained``, the cells' model before the first step)."""
+        return replace(self, keys=tuple(f"{prefix}/{key}" for key in self.keys))
 
     def of(self, metrics: Mapping[str, float]) -> float | None:
         """The value in a run's ``metrics``; None when any key is missing or not finite (a cell that did not

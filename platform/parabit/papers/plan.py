@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from parabit.config import ConfigError
 from parabit.paths import output_root
 from parabit.papers.cells import Group, Results
+from parabit.papers.ledger import CellRecord
 from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.tables import PaperTable
@@ -56,14 +57,27 @@ class Section:
     figures: tuple[Path, ...] = ()
 
 
+CellTrainer = Callable[["PaperPlan", list[Group]], Results]
+"""Finds or trains the first-seed cells of a data step's own groups (recorded in the ledger as every cell is)."""
+
+
 @dataclass
 class PlanContext:
     """What every plan may use: the reproduction's config (quick mode, seeds, names), the pipelines, the parent
-    MLflow run, and a working folder per paper."""
+    MLflow run, a working folder per paper, and, while the reproduction runs, cells for its data step
+    (:meth:`train_cells`) and a way to record a long data step's progress (:meth:`record_progress`)."""
 
     config: ReproductionSettings
     pipelines: Mapping[str, PipelineRunner] = field(default_factory=dict)
     tracker: "RunTracker | None" = None
+    cells: CellTrainer | None = None
+    progress: Callable[["PaperPlan"], None] | None = None
+    history: Callable[[str], list[CellRecord]] | None = None
+
+    def recorded(self, paper: str) -> list[CellRecord]:
+        """Every cell record of ``paper`` in the ledger, stale ones included (what its cells have cost on which
+        machines: the basis of a plan's estimate of hours); empty without a ledger."""
+        return self.history(paper) if self.history is not None else []
 
     @property
     def quick(self) -> bool:
@@ -74,6 +88,21 @@ class PlanContext:
         folder = output_root() / "reproduction" / self.config.prefix / paper
         folder.mkdir(parents=True, exist_ok=True)
         return folder
+
+    def train_cells(self, plan: "PaperPlan", groups: list[Group]) -> Results:
+        """The first-seed cells of ``groups``, which ``plan``'s data step needs trained (e.g. tuning at the cells'
+        own scale): found in the ledger or trained, and recorded, as every cell is (so a step resumed elsewhere
+        finds them). The groups must be among :meth:`PaperPlan.groups` too, so the document lists them."""
+        if self.cells is None:
+            raise RuntimeError(f"{plan.key}'s data step trains cells: run it through `parabit reproduce`, which "
+                               "provides them")
+        return self.cells(plan, groups)
+
+    def record_progress(self, plan: "PaperPlan") -> None:
+        """Record what ``plan``'s data step has computed so far (its :meth:`PaperPlan.facts`), so that a run that
+        stops before the step ends goes on from there (nothing is recorded outside a reproduction)."""
+        if self.progress is not None:
+            self.progress(plan)
 
     def pipeline(self, name: str, config: Any) -> Any:
         if name not in self.pipelines:

@@ -11,15 +11,29 @@ from parabit.papers.cells import Results
 from parabit.papers.metrics import Metric
 
 
+BELOW_START = "▼"  # marks a trained number below its cells' own untrained start
+
+
 @dataclass(frozen=True)
 class Entry:
     """One table cell: ``metric`` of ``group``'s cells (None: not measured here) beside the ``paper``'s value.
-    ``value``: a number of ours computed from the data rather than by cells (then ``group`` is None)."""
+    ``value``: a number of ours computed from the data rather than by cells (then ``group`` is None). ``start``:
+    the evaluation variant (a metric prefix, e.g. ``untrained``) holding the same cells' untrained start: a trained
+    number below it (mean over seeds) is marked :data:`BELOW_START`."""
 
     group: str | None
     metric: Metric | None
     paper: float | None = None
     value: float | None = None
+    start: str = ""
+
+    def below_start(self, results: Results) -> bool:
+        """Whether training left this entry's cells below their untrained start (False when not measured)."""
+        if not self.start or self.group is None or self.metric is None:
+            return False
+        trained = list(results.values(self.group, self.metric).values())
+        start = list(results.values(self.group, self.metric.under(self.start)).values())
+        return bool(trained and start) and float(np.mean(trained)) < float(np.mean(start))
 
     def text(self, results: Results) -> str:
         ours = "—"
@@ -31,6 +45,8 @@ class Entry:
                 ours = self.metric.format(float(np.mean(values)))
                 if len(values) > 1:
                     ours += f" ± {self.metric.format(float(np.std(values, ddof=1)))}"
+                if self.below_start(results):
+                    ours += f" {BELOW_START}"
         if self.paper is None:
             return ours
         digits = self.metric.digits if self.metric is not None else 2

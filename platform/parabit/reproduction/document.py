@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parabit.papers.cells import Cell, Results
-from parabit.papers.departures import GENUINE, Departure, cause
+from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
 from parabit.papers.ledger import Ledger
 from parabit.papers.metrics import Metric
@@ -109,7 +109,9 @@ class PaperTime:
 
     @classmethod
     def of(cls, results: Results, prepare: float = 0.0) -> "PaperTime | None":
-        records = [r.record for r in results.all if r.ok]
+        # A record that finishes two cells (the same training, e.g. a tuning step's run a table cell repeats)
+        # counts once.
+        records = list({(r.record.cell, r.record.finished): r.record for r in results.all if r.ok}.values())
         if not records:
             return None
         intervals = sorted((_seconds(r.started), _seconds(r.finished)) for r in records)
@@ -199,7 +201,8 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     causes = [cause(c, departures, results) for c in comparisons]
     lines += ["### Findings", "", findings_table(comparisons, causes), "",
               f"*Cause* of a finding that does not hold: the departures from the paper (below) under whose other "
-              f"choice it holds, or \"{GENUINE}\" when no measured departure turns it.", ""]
+              f"choice it holds; when no measured departure turns it, \"{NO_DIFFERENCE}\" if its difference is "
+              f"within seed noise, \"{GENUINE}\" if it is reversed.", ""]
     if figure is not None:
         lines += [f"![{plan.key} findings]({_relative(figure, document)})", ""]
     if departures:

@@ -18,6 +18,7 @@ with the ledger writes the same document without training anything.
 
 from __future__ import annotations
 
+import calendar
 import logging
 import time
 from collections.abc import Mapping
@@ -56,6 +57,8 @@ class PaperRun:
     data_digest: str = ""
     restored: bool = False  # prepared data taken from the ledger (not built here)
     started: bool = False  # anything of it is known (prepared, or recorded cells)
+    step_began: float = 0.0  # when this run's data step began, and the wall seconds it spent on cells since its
+    step_cell_seconds: float = 0.0  # last record (counted as those cells' own time, not the data step's)
 
     @property
     def selected(self) -> list[Group]:
@@ -134,7 +137,8 @@ class Reproduction:
         with tracker.closing():
             tracker.log_params({"papers": ",".join(config.papers), "seeds": ",".join(map(str, config.seeds)),
                                 "quick": config.quick, "command": self.command})
-            context = PlanContext(config, self.pipelines, tracker)
+            context = PlanContext(config, self.pipelines, tracker, cells=self._data_step_cells,
+                                  progress=self._record_progress, history=self.ledger.cells)
             self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel, provenance=provenance,
                                      keep_checkpoints=config.keep_checkpoints)
             papers = self.papers = [PaperRun(PLANS[key](context)) for key in config.papers]
@@ -192,10 +196,11 @@ class Reproduction:
                 record = None  # written by code that kept other facts: the data step runs again
             if record is not None:
                 paper.restored = paper.started = True
-            elif fingerprint is not None:
-                if not prepare:
+            if (record is None or record.partial) and fingerprint is not None:
+                if not prepare and record is None:
                     return
-                self._prepare(paper)
+                if prepare:  # a partial record: the step goes on from its facts
+                    self._prepare(paper)
             paper.groups = plan.groups()
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -222,7 +227,7 @@ class Reproduction:
         new = [cell for cell in cells if cell.name not in known]
         paper.planned += new
         for cell in new:
-            record = self.ledger.cell(plan.key, cell.name, cell.digest)
+            record = self.ledger.result(plan.key, cell.name, cell.digest)
             if record is not None:
                 paper.results.add([CellResult(cell, record, source="ledger")])
                 paper.started = True
@@ -248,23 +253,50 @@ class Reproduction:
         """Run the plan's data step here (``groups``: only what they need) and, when ``record``, record what it
         computed."""
         plan = paper.plan
-        began = time.time()
+        began = paper.step_began = time.time()
+        paper.step_cell_seconds = 0.0
         init_ray()
         plan.prepare(groups)
         if not record:
             return
         facts = portable(plan.prepared_facts())
         known = self.ledger.prepared(plan.key, paper.data_digest)
-        if known is not None and paper.restored:
+        if known is not None and paper.restored and not known.partial:
             facts = self._keep_recorded(plan, known.facts, facts)
         paper.restored, paper.started = False, True
-        if known is None or known.facts != facts:
-            provenance = self.runner.provenance if self.runner is not None and self.runner.provenance else \
-                self.provenance()
-            self.ledger.append(PreparedRecord(
-                paper=plan.key, digest=paper.data_digest, facts=facts, commit=provenance.commit,
-                dirty=provenance.dirty, seconds=round(time.time() - began, 1), machine=machine(),
-                finished=utc(time.time())))
+        if known is None or known.partial or known.facts != facts:
+            self._append_prepared(paper, facts, began)
+
+    def _append_prepared(self, paper: PaperRun, facts: dict, began: float, partial: bool = False) -> None:
+        provenance = self.runner.provenance if self.runner is not None and self.runner.provenance else \
+            self.provenance()
+        recorded = [r.finished for r in self.ledger.preparations(paper.plan.key, paper.data_digest)]
+        since = max([began, *(_seconds(stamp) for stamp in recorded)])  # a step's time is recorded once
+        seconds = max(time.time() - since - paper.step_cell_seconds, 0.0)
+        paper.step_cell_seconds = 0.0
+        self.ledger.append(PreparedRecord(
+            paper=paper.plan.key, digest=paper.data_digest, facts=facts, commit=provenance.commit,
+            dirty=provenance.dirty, seconds=round(seconds, 1), machine=machine(), finished=utc(time.time()),
+            partial=partial))
+
+    def _paper(self, key: str) -> PaperRun:
+        return next(paper for paper in self.papers if paper.plan.key == key)
+
+    def _record_progress(self, plan: PaperPlan) -> None:
+        """What a long data step has computed so far, recorded (:attr:`PreparedRecord.partial`), so that it goes
+        on from there when it is run again, here or on another machine."""
+        paper = self._paper(plan.key)
+        self._append_prepared(paper, portable(plan.prepared_facts()), paper.step_began, partial=True)
+
+    def _data_step_cells(self, plan: PaperPlan, groups: list[Group]) -> Results:
+        """Cells a data step needs (a tuning step at the cells' own scale), with the first seed: found in the
+        ledger, else trained (``parallel`` at a time) and recorded, as any cell."""
+        paper = self._paper(plan.key)
+        began = time.time()
+        init_ray()
+        results = Results(self.runner.run_all([self.cell(paper, group, self.config.seeds[0]) for group in groups]))
+        paper.step_cell_seconds += time.time() - began
+        return results
 
     @staticmethod
     def _keep_recorded(plan: PaperPlan, recorded: dict, fresh: dict) -> dict:
@@ -318,7 +350,7 @@ class Reproduction:
         """Every paper's findings, figure, analyses and part, then the whole document, from the ledger; the papers
         of this run with the errors it met."""
         running = {paper.plan.key: paper for paper in papers}
-        context = papers[0].plan.context if papers else PlanContext(self.config)
+        context = papers[0].plan.context if papers else PlanContext(self.config, history=self.ledger.cells)
         parts = {}
         for key, plan_class in PLANS.items():
             paper = running.get(key) or self._views.get(key)
@@ -415,3 +447,7 @@ def reproduce(config: ReproduceConfig, pipelines: Mapping[str, PipelineRunner],
     reproduction = Reproduction(config, pipelines, command)
     reproduction.run()
     return reproduction
+
+
+def _seconds(stamp: str) -> float:
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))

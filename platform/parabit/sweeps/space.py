@@ -20,7 +20,7 @@ building its config at load time, so a typo or an invalid value fails before any
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -178,6 +178,30 @@ class SearchSpace:
         for parameter in self._ordered():
             name = parameter.path if parameter.depends_on is None else f"{parameter.path}|{point[parameter.depends_on]}"
             point[parameter.path] = trial.suggest_categorical(name, parameter.choices(point))
+
+    def pinned(self, values: dict[str, Any]) -> "SearchSpace":
+        """This space with the parameters in ``values`` no longer searched: each is fixed to its value for every
+        trial, a parameter that depends on one keeps only that value's choices, and stratification leaves it out
+        (e.g. a choice the paper states, while the sweep tunes the rest). A value the space does not offer, or a
+        key that is not one of its parameters, raises :class:`ConfigError`."""
+        by_path = {p.path: p for p in self.parameters}
+        for path, value in values.items():
+            if path not in by_path:
+                raise ConfigError(f"{self.source}: cannot pin {path!r}: it is not a parameter of the space "
+                                  f"(parameters: {', '.join(by_path)})")
+            offered = {str(v) for point in self.points() for v in [point[path]]}
+            if str(value) not in offered:
+                raise ConfigError(f"{self.source}: cannot pin {path}={value!r}: the space offers "
+                                  f"{', '.join(sorted(offered))}")
+        parameters = []
+        for parameter in self.parameters:
+            if parameter.path in values:
+                continue
+            if parameter.depends_on in values:
+                parameter = Parameter(parameter.path, values=parameter.conditional_values[values[parameter.depends_on]])
+            parameters.append(parameter)
+        search = self.search.model_copy(update={"stratify": tuple(p for p in self.search.stratify if p not in values)})
+        return replace(self, parameters=parameters, fixed={**self.fixed, **values}, search=search)
 
     # -- configs --------------------------------------------------------------------------------------------
     def base_dict(self) -> dict:

@@ -51,19 +51,33 @@ def test_undertrained_ratio_counts_token_occurrences():
     assert undertrained_ratio(counts, ["A man plays guitar."], Tokenizer()) == pytest.approx(3 / 5)
 
 
-def _trial(name: str, optimiser: str, distance: str, batch: int, dev: float | None) -> dict:
+def _trial(name: str, optimiser: str, batch: int, dev: float | None, margin: float = 1.0, k: int | None = None) -> dict:
+    """A sweep trial as the plan records it: the searched parameters only (the stated ones are pinned)."""
     typed = {"optim.name": optimiser, "optim.lr": 0.001 if optimiser == "adam" else 0.05,
              "model.init_std": 1.0 if optimiser == "adam" else 0.1, "optim.batch_size": batch,
-             "objective.distance": distance, "objective.margin": 1 if distance == "euclidean" else 0.4,
-             "objective.regularization": 1e-5, "objective.negatives": 5}
+             "objective.margin": margin, "objective.regularization": 1e-5, **({"objective.negatives": k} if k else {})}
     return {"trial": name, "status": "FINISHED", "params": {k: str(v) for k, v in typed.items()}, "dev_score": dev,
             "epochs": 5, "typed": typed}
 
 
-def _sweep(trials: list[dict]) -> dict:
+def _sweep(condition: str, trials: list[dict], reading: str = "stated") -> dict:
     best = max((t for t in trials if t["dev_score"] is not None), key=lambda t: t["dev_score"])
-    return {"name": "s", "space": "tuning/spaces/jbi_elgohary.yaml", "parent_run_id": "r",
-            "best_params": best["typed"], "best_dev_score": best["dev_score"], "trials": trials}
+    return {"name": "s", "condition": condition, "reading": reading, "pinned": {},
+            "space": "tuning/spaces/jbi_elgohary.yaml", "parent_run_id": "r", "best_params": best["typed"],
+            "best_dev_score": best["dev_score"], "trials": trials}
+
+
+def _rescored(group: str, trials: list[dict], full: list[float], chosen: int) -> dict:
+    """The plan's record of a re-scoring: ``trials`` re-trained at the cells' scale scored ``full`` on dev."""
+    candidates = [{"group": f"{group}-rescore{i}", "trial": t["trial"], "typed": t["typed"], "proxy_dev": t["dev_score"]}
+                  for i, t in enumerate(trials, 1)]
+    return {"candidates": candidates, "dev": {c["group"]: d for c, d in zip(candidates, full)},
+            "chosen": candidates[chosen]["group"], "choice": candidates[chosen]["typed"]}
+
+
+PHRASE_TRIALS = [_trial("c", "adagrad", 50, 0.66, 0.4), _trial("e", "adam", 100, 0.62, 0.6),
+                 _trial("g", "adagrad", 25, 0.61, 0.8), _trial("f", "adam", 25, None, 0.4)]
+EUCLIDEAN_TRIALS = [_trial("h", "adagrad", 50, 0.64, 10.0), _trial("i", "adam", 25, 0.60, 1.0)]
 
 
 def _restored_plan():
@@ -74,36 +88,71 @@ def _restored_plan():
     config = load_config(ReproduceConfig, PROJECT_ROOT / "jobs/configs/reproduction.yaml",
                          {"name": "elgohary-test", "papers": ["elgohary"]})
     plan = ElgoharyPlan(PlanContext(config, {}))
-    sweeps = {
-        "bilingual_sentences": _sweep([_trial("a", "adam", "euclidean", 25, 0.61), _trial("b", "adagrad", "cosine",
-                                                                                           100, 0.55)]),
-        "bilingual_phrases": _sweep([_trial("c", "adagrad", "cosine", 50, 0.66), _trial("d", "adam", "euclidean",
-                                                                                         25, 0.60),
-                                     _trial("e", "adam", "cosine", 100, 0.62), _trial("f", "adam", "cosine", 25, None)]),
-    }
+    sentence_trials = [_trial("a", "adam", 25, 0.61, 10.0), _trial("b", "adagrad", 100, 0.55, 100.0)]
+    sweeps = {"bilingual_sentences": _sweep("bilingual_sentences", sentence_trials),
+              "bilingual_phrases": _sweep("bilingual_phrases", PHRASE_TRIALS),
+              "bilingual_phrases-otherreading": _sweep("bilingual_phrases", EUCLIDEAN_TRIALS, "contested"),
+              "ppdb": _sweep("ppdb", [_trial("p", "adagrad", 25, 0.65, 100.0, k=5)])}
+    # At the cells' scale the proxy's best phrase point (c) falls behind the adam point (e); sentences keep theirs.
+    rescored = {"bilingual_phrases": _rescored("bilingual_phrases-jbi", PHRASE_TRIALS[:3], [0.58, 0.63, 0.60], 1),
+                "bilingual_sentences": _rescored("bilingual_sentences-jbi", sentence_trials, [0.50, 0.48], 0),
+                "bilingual_phrases-otherreading": _rescored("bilingual_phrases-jbi-otherreading", EUCLIDEAN_TRIALS,
+                                                            [0.62, 0.59], 0)}
     plan.restore({"data_paths": {"bilingual_phrases": "/p/phrase_table/data", "pivot_paraphrases": "/p/pivot/data"},
                   "europarl_paths": {"bilingual_phrases": "/e/phrase_table/data", "pivot_paraphrases": "/e/pivot/data"},
                   "available": {"bilingual_sentences": 138_871, "bilingual_phrases": 3_876_442},
+                  "europarl_available": {"bilingual_sentences": 19_928, "bilingual_phrases": 1_577_158},
                   "sizes": [[138_871, "= BiSent"], [500_000, "0.5M"], [1_000_000, "1M"], [1_900_000, "1.9M"],
-                            [3_000_000, "3M"]], "sweeps": sweeps, "filtered": {},
+                            [3_000_000, "3M"]], "sweeps": sweeps, "rescored": rescored, "filtered": {},
                   "undertrained": {c: {name: 0.1 for name in ("sts2012", "sts2013", "sts2014", "sts2015", "sick")}
                                    for c in ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")}})
     return plan
 
 
-def test_each_condition_trains_j_bi_with_its_own_sweeps_choice_as_the_paper_tuned_each_condition():
+def test_each_condition_trains_j_bi_with_the_best_of_its_points_at_the_cells_scale():
     configs = {group.key: group.config for group in _restored_plan().groups()}
     for key in ("bilingual_phrases-jbi", "bilingual_phrases-jbi-nosickbigram", "bilingual_phrases-jbi-500000"):
         config = configs[key]
-        assert (config.optim.name, config.optim.lr, config.model.init_std, config.objective.distance,
-                config.objective.margin, config.optim.batch_size) == ("adagrad", 0.05, 0.1, "cosine", 0.4, 50), key
+        # Point e (adam), the best on dev at the cells' scale, not c, the proxy sweep's best.
+        assert (config.optim.name, config.optim.lr, config.model.init_std, config.objective.margin,
+                config.optim.batch_size) == ("adam", 0.001, 1.0, 0.6, 100), key
     sentences = configs["bilingual_sentences-jbi"]
-    assert (sentences.optim.name, sentences.objective.distance, sentences.optim.batch_size) == ("adam", "euclidean", 25)
-    # Conditions without a sweep keep the configured J_bi settings; J_pa is never tuned.
-    assert (configs["ppdb-jbi"].objective.distance, configs["ppdb-jbi"].objective.negatives) == ("euclidean", 15)
+    assert (sentences.optim.name, sentences.objective.margin, sentences.optim.batch_size) == ("adam", 10.0, 25)
+    # A condition not re-scored takes its sweep's best; J_pa is never tuned.
+    assert (configs["ppdb-jbi"].optim.name, configs["ppdb-jbi"].objective.negatives) == ("adagrad", 5)
     assert configs["bilingual_phrases-jpa"].objective.name == "jpa"
     assert configs["bilingual_phrases-jbi-3000000"].data.max_pairs == 3_000_000
     assert "bilingual_phrases-jbi-1000000" not in configs  # the 1M column is the main group itself
+    # The re-scored points are cells of their own, trained as the cells are (the same scale and epochs).
+    point = configs["bilingual_phrases-jbi-rescore1"]
+    assert (point.optim.name, point.optim.batch_size, point.data.max_pairs, point.optim.epochs) == (
+        "adagrad", 50, 1_000_000, 10)
+
+
+def test_a_cell_uses_the_distance_and_negatives_the_paper_states_for_its_condition():
+    plan = _restored_plan()
+    configs = {group.key: group.config for group in plan.groups()}
+    # §3.2: Euclidean for bilingual sentences and monolingual phrases, cosine for bilingual phrases; k 15 for the
+    # bilingual conditions ("increasing k consistently helps the bilingual models"); k tuned for monolingual ones.
+    assert (configs["bilingual_sentences-jbi"].objective.distance, configs["bilingual_sentences-jbi"].objective.negatives) \
+        == ("euclidean", 15)
+    for key in ("bilingual_phrases-jbi", "bilingual_phrases-jbi-rescore1", "bilingual_phrases-jbi-nosickbigram"):
+        assert (configs[key].objective.distance, configs[key].objective.negatives) == ("cosine", 15), key
+    assert (configs["ppdb-jbi"].objective.distance, configs["pivot_paraphrases-jbi"].objective.distance) == (
+        "euclidean", "euclidean")
+    # The sweeps search none of the stated choices.
+    assert plan.pins("bilingual_phrases") == {"objective.distance": "cosine", "objective.negatives": 15}
+    assert plan.pins("bilingual_phrases", "contested") == {"objective.distance": "euclidean", "objective.negatives": 15}
+    assert plan.pins("ppdb") == {"objective.distance": "euclidean"}
+
+
+def test_the_points_re_scored_at_the_cells_scale_are_the_best_of_each_optimiser_then_the_best_overall():
+    from parabit.papers.elgohary.plan import rescore_candidates
+
+    trials = [_trial("a", "adagrad", 25, 0.70), _trial("b", "adagrad", 50, 0.69), _trial("c", "adagrad", 100, 0.68),
+              _trial("d", "adam", 25, 0.52), _trial("e", "adam", 50, None)]
+    assert [t["trial"] for t in rescore_candidates(trials, 3)] == ["a", "b", "d"]
+    assert [t["trial"] for t in rescore_candidates(trials, 1)] == ["a"]
 
 
 def test_each_ablation_group_switches_one_departure_and_nothing_else():
@@ -119,18 +168,35 @@ def test_each_ablation_group_switches_one_departure_and_nothing_else():
     assert changed("bilingual_phrases-jbi-mean") == {"model.options": {"pooling": "mean"}}
     assert changed("bilingual_phrases-jbi-pruned") == {"data.min_pair_count": 2}
     assert changed("bilingual_phrases-jbi-europarl") == {"data.path": "/e/phrase_table/data"}
-    # The other optimiser's best dev point (trial e), not the best overall (c) nor a trial without a score (f).
-    assert changed("bilingual_phrases-jbi-otheroptimiser") == {"optim.name": "adam", "optim.lr": 0.001,
-                                                                "model.init_std": 1.0, "optim.batch_size": 100}
+    # The other optimiser's best point on dev at the cells' scale (g, 0.60), not the proxy's order (c first).
+    assert changed("bilingual_phrases-jbi-otheroptimiser") == {"optim.name": "adagrad", "optim.lr": 0.05,
+                                                                "model.init_std": 0.1, "optim.batch_size": 25,
+                                                                "objective.margin": 0.8}
     earlier = changed("bilingual_phrases-jbi-earliertuning")
     assert earlier == {"objective.distance": "euclidean", "objective.margin": 1.0, "objective.regularization": 1e-3,
-                       "objective.negatives": 15, "optim.batch_size": 25}
+                       "optim.batch_size": 25}
+    # The proxy sweep's own choice (c), and §4's reading (Euclidean) with its own tuning's choice (h).
+    assert changed("bilingual_phrases-jbi-proxychoice") == {"optim.name": "adagrad", "optim.lr": 0.05,
+                                                             "model.init_std": 0.1, "optim.batch_size": 50,
+                                                             "objective.margin": 0.4}
+    assert changed("bilingual_phrases-jbi-otherreading") == {"objective.distance": "euclidean",
+                                                              "optim.name": "adagrad", "optim.lr": 0.05,
+                                                              "model.init_std": 0.1, "optim.batch_size": 50,
+                                                              "objective.margin": 10.0}
+    # Where the proxy's choice survived the re-scoring, its ablation is the same training as the cells.
+    assert configs["bilingual_sentences-jbi-proxychoice"] == configs["bilingual_sentences-jbi"]
     assert configs["bilingual_sentences-jbi-europarl"].data.sources == ("europarl",)
     assert "bilingual_sentences-jbi-pruned" not in configs  # pruning is a phrase-table matter
-    # The main comparison and its ablations come first: a long run decides the central claim early.
+    assert "bilingual_sentences-jbi-otherreading" not in configs  # the paper contradicts itself on phrases only
+    # The re-scored points first (trained by the data step), then Table 3's J_bi columns, the main comparison
+    # first, then its ablations: a long run decides the paper's J_bi findings early.
     keys = [group.key for group in plan.groups()]
-    assert keys[:2] == ["bilingual_sentences-jbi", "bilingual_phrases-jbi"]
-    assert max(keys.index(k) for k in keys if k.endswith(("-mean", "-pruned", "-europarl"))) < keys.index("ppdb-jbi")
+    first = keys.index("bilingual_sentences-jbi")
+    assert all("rescore" in k for k in keys[:first])
+    assert keys[first:first + 4] == ["bilingual_sentences-jbi", "bilingual_phrases-jbi", "pivot_paraphrases-jbi",
+                                     "ppdb-jbi"]
+    assert max(keys.index(k) for k in keys if k.endswith(("-mean", "-pruned", "-europarl"))) < \
+        keys.index("ppdb-jpa")
 
 
 def test_every_ablation_is_a_measured_departure_and_the_unknown_word_rule_is_read_from_the_same_cells():

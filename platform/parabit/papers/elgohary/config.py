@@ -14,7 +14,7 @@ from parabit.phrases import PhrasesConfig
 
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
 Objective = Literal["jbi", "jpa"]
-Ablation = Literal["composition", "unknown_words", "pruning", "optimiser", "data", "tuning"]
+Ablation = Literal["composition", "unknown_words", "pruning", "optimiser", "data", "tuning", "budget", "reading"]
 
 
 class ReproductionConfig(Config):
@@ -24,7 +24,12 @@ class ReproductionConfig(Config):
     folder, like every config path). ``common``, ``jbi`` and ``jpa``: dotted overrides (as ``--set``) for every run,
     J_bi runs and J_pa runs. The J_bi defaults (batch 25, Euclidean δ = 1, λ = 1e-3, k = 15) are what every J_bi
     cell trains with when no sweep tunes it (and the ``tuning`` ablation's "earlier single setting"); J_pa uses
-    Wieting et al.'s cosine margin 0.4 with MAX negatives, batch 100. ``max_pairs`` caps every condition at the same
+    Wieting et al.'s cosine margin 0.4 with MAX negatives, batch 100.
+    ``stated``: the J_bi choices the paper states, per condition (dotted overrides, e.g. its §3.2 "increasing k
+    consistently helps the bilingual models"): every J_bi cell of the condition trains with them and its sweep does
+    not search them (pinned; a value the sweep space does not offer fails). ``contested``: for a condition whose
+    stated choice the paper contradicts elsewhere, the other reading (overrides replacing stated ones): swept and
+    re-scored the same way, and trained as the ``reading`` ablation. ``max_pairs`` caps every condition at the same
     number of training pairs (a seeded sample; null: every pair of every condition), ``condition_pairs`` one
     condition (e.g. the bilingual phrases at the paper's 1M of a larger table).
     ``analyses``: ``undertrained`` (Table 4), ``memorisation`` (Table 5: J_bi retrained without pairs that share a
@@ -37,8 +42,10 @@ class ReproductionConfig(Config):
     ``pruning`` (the phrase table without pairs seen fewer than ``pruned_min_count`` times), ``optimiser`` (the
     best point of the other optimiser in each condition's sweep), ``data`` (Europarl only: the sentences of the
     Europarl sample and the phrases of ``europarl_phrases_config``), ``tuning`` (the ``jbi`` settings instead of
-    each condition's own sweep). Each cell's run name, seed and MLflow experiment are set by the reproduction
-    (:mod:`parabit.papers.elgohary.plan`)."""
+    each condition's own sweep), ``budget`` (the proxy sweep's own best point instead of the best of its points
+    re-scored at the cells' scale; see :class:`~parabit.papers.elgohary.plan.ElgoharySettings`' ``rescore``),
+    ``reading`` (the ``contested`` reading). Each cell's run name, seed and MLflow experiment are set by the
+    reproduction (:mod:`parabit.papers.elgohary.plan`)."""
 
     name: str = Field("elgohary", pattern=r"^[^/\s]+$")
     phrases_config: ConfigFile
@@ -62,6 +69,17 @@ class ReproductionConfig(Config):
     size_pairs: tuple[PositiveInt, ...] = (500_000, 1_000_000, 1_900_000, 3_000_000)
     ablations: tuple[Ablation, ...] = ()
     pruned_min_count: PositiveInt = 2
+    stated: dict[Condition, dict] = Field(default_factory=dict)
+    contested: dict[Condition, dict] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _contested_only_where_stated(self):
+        for condition, reading in self.contested.items():
+            if not set(reading) <= set(self.stated.get(condition, {})):
+                raise ValueError(f"contested.{condition} names {sorted(set(reading) - set(self.stated.get(condition, {})))}"
+                                 f", which stated.{condition} does not state: a contested reading replaces a stated "
+                                 "choice")
+        return self
 
     @model_validator(mode="after")
     def _europarl_phrases_for_data(self):
