@@ -230,3 +230,56 @@ def test_a_headline_undecided_under_a_departure_trains_that_departure_s_further_
                              for seed, value in enumerate(values, start=1)])
     assert "phrases-pruned" in paper.undecided() and "phrases-pruned" in paper.compared()
     assert not {"phrases-mean", "sentences-mean"} & (paper.undecided() | paper.compared())
+
+
+class _TwoStepData(_PhrasesAgainstSentences):
+    """A plan whose data step has two long steps and records its progress after each (as Elgohary's sweeps and
+    their re-scoring do); ``stop_before`` interrupts it there, as a kill or the end of a session would."""
+
+    def __init__(self, context, stop_before: str = ""):
+        super().__init__(context)
+        self.done: dict[str, int] = {}
+        self.ran: list[str] = []
+        self.stop_before = stop_before
+
+    def data_fingerprint(self):
+        return {"steps": ["first", "second"]}
+
+    def facts(self):
+        return {"done": dict(self.done)}
+
+    def restore(self, facts):
+        self.done = dict(facts["done"])
+
+    def prepare(self, groups=None):
+        for step in ("first", "second"):
+            if step not in self.done:
+                if step == self.stop_before:
+                    raise KeyboardInterrupt
+                self.ran.append(step)
+                self.done[step] = len(self.done) + 1
+                self.context.record_progress(self)
+
+
+def _open_toy(ledger: Path, prepare: bool = True, stop_before: str = "") -> PaperRun:
+    reproduction = Reproduction(shipped(ledger=str(ledger), papers=["bao"]), {})
+    context = PlanContext(reproduction.config, progress=reproduction._record_progress)
+    paper = PaperRun(_TwoStepData(context, stop_before))
+    reproduction.papers = [paper]
+    reproduction.open(paper, prepare=prepare)
+    return paper
+
+
+def test_a_data_step_stopped_midway_goes_on_from_its_recorded_progress(ray_session, tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        _open_toy(tmp_path, stop_before="second")
+    (partial,) = Ledger(tmp_path).records("toy")
+    assert partial.partial and partial.facts == {"missing": {}, "done": {"first": 1}}
+    # Without preparing (--document-only) the partial facts are what the document is written from.
+    assert _open_toy(tmp_path, prepare=False).plan.done == {"first": 1}
+    resumed = _open_toy(tmp_path)
+    assert resumed.plan.ran == ["second"]  # the first step is not run again
+    records = Ledger(tmp_path).records("toy")
+    assert [r.partial for r in records] == [True, True, False]
+    assert records[-1].facts["done"] == {"first": 1, "second": 2}
+    assert _open_toy(tmp_path).plan.ran == []  # complete: nothing runs again

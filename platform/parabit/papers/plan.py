@@ -202,6 +202,11 @@ class PaperPlan(ABC):
         none listed."""
         return []
 
+    def every_seed(self) -> set[str]:
+        """Groups no finding compares that still train with every seed (e.g. ablations whose effect a reader weighs
+        whatever its size). Default: none."""
+        return set()
+
     def headline(self) -> Finding | None:
         """The paper's central comparison, shown under each departure: the first finding measured by cells."""
         return next((f for f in self.findings() if f.groups and f.metric is not None and f.reference is None), None)

@@ -67,8 +67,10 @@ class PaperRun:
     def compared(self) -> set[str]:
         """Groups that train with every seed: those some finding compares, and the ablation groups whose first
         seeds leave a departure's effect (its other choice against ours) or the headline under its other choice
-        below the margin: a small difference needs 3 seeds, a large one is decided by one."""
-        return {key for finding in self.plan.findings() for key in finding.groups} | self._close_departures()
+        below the margin: a small difference needs 3 seeds, a large one is decided by one; and the groups the plan
+        trains with every seed whatever their difference (:meth:`PaperPlan.every_seed`)."""
+        return ({key for finding in self.plan.findings() for key in finding.groups} | self._close_departures()
+                | self.plan.every_seed())
 
     def undecided(self) -> set[str]:
         """Groups of findings (and of departures' effects and claims) whose difference so far is below the margin
