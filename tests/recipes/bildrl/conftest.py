@@ -1,4 +1,5 @@
-"""A hand-made tiny WordNet / WOLF / MUSE sample in the shipped formats, and tiny bilingual spaces over it."""
+"""A hand-made tiny WordNet / WOLF / MUSE sample in the shipped formats, tiny bilingual spaces over it, and a real
+slice of the shipped MUSE es-en dictionary with the real WordNet gloss table."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 import torch
 
 from parabit.data.definitions import read_wolf, read_wordnet_glosses
-from parabit.data.dictionaries import DictionaryEntry
-from parabit.recipes.bildrl.build import BuildInputs
+from parabit.data.dictionaries import DictionaryEntry, read_muse
+from parabit.recipes.bildrl.build import BuildInputs, lemma_index
 from parabit.recipes.bildrl.space import BilingualSpace
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import AvgEncoder
@@ -52,11 +53,31 @@ def tiny_inputs(tmp_path_factory) -> BuildInputs:
     wolf = folder / "wn-data-fra.tab"
     wolf.write_text("# WOLF sample\tfra\n" + "".join(f"{s}\tfra:lemma\t{w}\n" for s, w in WOLF_ROWS), "utf-8")
     muse = [DictionaryEntry(es, en, line) for line, (es, en) in enumerate(MUSE_PAIRS, start=1)]
-    return BuildInputs(read_wordnet_glosses(wordnet), read_wolf(wolf), muse)
+    synsets = read_wordnet_glosses(wordnet)
+    index = lemma_index(synsets)
+    # The hand-made synsets are not WordNet's: an English word finds the tiny table's synsets of its lemma.
+    return BuildInputs(synsets, read_wolf(wolf), muse, senses=lambda word: [s.synset_id for s in index.get(word, [])])
 
 
-def _space(foreign: list[str], lang: str, seed: int) -> BilingualSpace:
-    vocab = Vocabulary.build({"en": {w: 2 for w in ENGLISH}, lang: {w: 2 for w in foreign}})
+# Real MUSE es-en lines (1-based): banco → banco (a name to WordNet), bank, bench; barcos → ships, vessels, boats;
+# existe → exists; trasladado → transferred; semestres → semesters. Inflected English words, and words of many senses.
+MUSE_LINES = (1089, 1928, 1929, 1930, 4322, 4323, 4324, 7956, 45810)
+
+
+@pytest.fixture(scope="session")
+def wordnet_synsets():
+    """The shipped WordNet 3.0 gloss table, every synset (read once: about 10 s)."""
+    return read_wordnet_glosses()
+
+
+@pytest.fixture(scope="session")
+def muse_slice() -> list[DictionaryEntry]:
+    return [entry for entry in read_muse("es", "en") if entry.line in MUSE_LINES]
+
+
+def space_over(foreign: list[str], lang: str, seed: int, english: list[str] = ENGLISH) -> BilingualSpace:
+    """A random bilingual space with rows for ``english`` and the ``foreign`` words of ``lang``."""
+    vocab = Vocabulary.build({"en": {w: 2 for w in english}, lang: {w: 2 for w in foreign}})
     vectors = np.random.default_rng(seed).normal(size=(len(vocab), 8)).astype(np.float32)
     vectors[0] = 0.0
     return BilingualSpace(vocab, vectors, Tokenizer())
@@ -66,7 +87,7 @@ def _space(foreign: list[str], lang: str, seed: int) -> BilingualSpace:
 def tiny_spaces() -> dict[str, BilingualSpace]:
     french = ["chien", "toutou", "chat", "grand", "maison", "arbre", "courir", "voiture", "eau", "chiot", "porte"]
     spanish = [es for es, _ in MUSE_PAIRS] + ["un", "una", "de", "mamífero", "pequeño", "edificio", "perro"]
-    return {"fr": _space(french, "fr", 1), "es": _space(spanish, "es", 2)}
+    return {"fr": space_over(french, "fr", 1), "es": space_over(spanish, "es", 2)}
 
 
 def save_space(space: BilingualSpace, folder) -> str:

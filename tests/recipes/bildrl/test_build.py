@@ -1,4 +1,5 @@
-"""The dictionary builder on a hand-made WordNet/WOLF/MUSE sample: the join, the held-out split, the stages."""
+"""The dictionary builder on a hand-made WordNet/WOLF/MUSE sample (the join, the held-out split, the stages) and on
+a real slice of MUSE es-en with the real WordNet (every sense of the English translation, inflections included)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ import pyarrow.compute as pc
 import pytest
 
 from parabit.recipes.bildrl.build import (
+    BuildInputs,
     Candidate,
     build_dictionaries,
     muse_candidates,
     overlap_with_training,
     read_direction,
     select_entries,
+    stage_counts,
     wolf_candidates,
 )
 from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig
 from parabit.recipes.bildrl.heldout import in_pool
 from parabit.recipes.bildrl.prepare import training_rows
+
+from .conftest import space_over
 
 
 def test_wolf_join_pairs_french_words_with_their_synsets_english_definition(tiny_inputs):
@@ -32,11 +37,48 @@ def test_wolf_join_pairs_french_words_with_their_synsets_english_definition(tiny
     assert len(joined) + len(unjoined) == len(tiny_inputs.wolf) == 12
 
 
-def test_muse_keeps_english_words_with_exactly_one_synset(tiny_inputs):
-    kept, rejected = muse_candidates(tiny_inputs.muse, tiny_inputs.synsets)
-    assert {c.word: c.definition for c in kept}["perro"] == "a domesticated carnivorous mammal"
-    reasons = {text.split("\t")[0]: reason for _, reason, text in rejected}
-    assert reasons == {"banco": "English translation has several synsets", "xyz": "English translation not in WordNet"}
+def test_an_es_en_word_keeps_the_definition_of_every_synset_of_its_english_translations(outputs, wordnet_synsets,
+                                                                                       muse_slice):
+    candidates, rejected = muse_candidates(muse_slice, wordnet_synsets)  # WordNet's own lookup, its morphology
+    definitions = Counter()
+    for candidate in candidates:
+        definitions[(candidate.word, candidate.line)] += 1
+    # 'bank' is a lemma of 10 noun and 8 verb synsets in WordNet 3.0, 'bench' of 9: every one defines 'banco'
+    # (the old rule kept an English word of exactly one synset, so 'banco' had none).
+    assert definitions[("banco", 1929)] == 18 and definitions[("banco", 1930)] == 9
+    banco = {c.definition for c in candidates if c.word == "banco"}
+    assert {"sloping land (especially the slope beside a body of water)",
+            "a financial institution that accepts deposits and channels the money into lending activities",
+            "a long seat for more than one person"} <= banco
+    # Inflected translations find their lemma's synsets through WordNet's suffix rules and exception lists.
+    semestres = [c.definition for c in candidates if c.word == "semestres"]
+    assert semestres == ["one of two divisions of an academic year", "half a year; a period of 6 months"]
+    assert "a small vessel for travel on water" in {c.definition for c in candidates if c.word == "barcos"}
+    assert "have an existence, be extant" in {c.definition for c in candidates if c.word == "existe"}
+    assert "move from one place to another" in {c.definition for c in candidates if c.word == "trasladado"}
+    # A word WordNet does not know (here MUSE's 'banco' → 'banco') is quarantined with its reason and MUSE line.
+    assert [(reason, text, line) for _, reason, text, line in rejected] == [
+        ("English translation not in WordNet", "banco\tbanco", 1928)]
+    ids = [c.id for c in candidates] + [row_id for row_id, *_ in rejected]
+    assert len(set(ids)) == len(ids)  # one MUSE line gives several rows, each its own row id
+
+
+def test_the_built_es_en_dictionary_keeps_every_sense_of_a_training_word(outputs, wordnet_synsets, muse_slice,
+                                                                        tmp_path):
+    # 'trasladado' is the slice's only word of the held-out pool, so it is the test word; the others train.
+    spanish = ["banco", "barcos", "existe", "semestres", "trasladado"]
+    config = DictionaryBuildConfig(test_words=1, output_dir=str(tmp_path))
+    stage = build_dictionaries(config, inputs=BuildInputs(wordnet_synsets, [], muse_slice),
+                               spaces={"es": space_over(spanish, "es", 3)}, directions=("es-en",),
+                               paraphrase=False)["dictionary-es-en"]
+    rows = stage.read_data().to_pylist()
+    assert {r["word"] for r in rows if r["split"] == "test"} == {"trasladado"}
+    per_word = Counter(r["word"] for r in rows if r["split"] == "train")
+    assert per_word == {"banco": 27, "barcos": 12, "existe": 2, "semestres": 2}
+    assert overlap_with_training(tmp_path, "es-en")["words"] == 5
+    counts = stage_counts(stage)
+    assert counts["lines"] == len(muse_slice) == 9 and counts["rejected"]["English translation not in WordNet"] == 1
+    assert counts["rows_in"] == counts["rows_out"] + sum(counts["rejected"].values())
 
 
 @pytest.mark.parametrize("seed", range(8))

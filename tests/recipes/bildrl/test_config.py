@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from parabit.config import load_config
+from parabit.paths import project_path
 from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig
 from parabit.training import OptimConfig
 
@@ -25,3 +27,11 @@ def test_defaults_are_the_papers_optimiser():
 def test_bad_values_are_refused(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_the_shipped_multi_task_and_joint_configs_balance_their_directions_and_single_runs_do_not():
+    for name, balance in (("att_mtl_es", "equal"), ("gru_mtl_es", "equal"), ("att_joint_es", "equal"),
+                          ("att_es-en", "none"), ("att_en-es", "none"), ("gru_fr-en", "none")):
+        assert load_config(BilDRLConfig, project_path(f"jobs/configs/bildrl/{name}.yaml")).balance == balance, name
+    with pytest.raises(ValueError, match="Input should be 'none' or 'equal'"):
+        BilDRLConfig(balance="proportional")

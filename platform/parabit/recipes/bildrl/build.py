@@ -6,8 +6,11 @@ Chen et al.'s Wiktionary data (Wikt3l) is not shipped; the closest real equivale
   offset, satellite adjectives mapped to ``-a``; WOLF rows whose synset is not in WordNet 3.0 are rejected).
 * **en-es**: English WordNet lemmas defined by their synset's definition translated into Spanish by Apertium
   (``eng-spa``; each distinct definition translated once, in batches; stage ``translate-en-es``).
-* **es-en**: Spanish MUSE es-en words defined by the WordNet definition of their English translation, where that
-  English word is a lemma of exactly one synset (any part of speech).
+* **es-en**: Spanish MUSE es-en words defined by every WordNet definition of their English translation: each synset
+  that WordNet's own lookup finds for the English word (:mod:`parabit.data.wordnet_database`: its lemma's synsets
+  and, through WordNet's morphology, those of the lemma an inflected form such as ``boats`` or ``transferred``
+  comes from), so a Spanish word has a definition per sense of each of its translations, as a Wiktionary entry
+  lists several senses. A pair whose English word WordNet does not know (mostly names) is rejected with its reason.
 
 Every entry keeps only single-token, lower-cased words that are rows of the direction's bilingual space (the
 target vectors); duplicates are dropped. ``test_words`` defined words per direction are held out, drawn from the
@@ -26,6 +29,8 @@ has no English-French pair.
 Outputs (``outputs/bildrl/data/<stage>/data/*.parquet`` with ``rejects/`` and ``_MANIFEST.json``, see
 :mod:`parabit.backtranslation.stage`): ``translate-en-es``, ``dictionary-fr-en``, ``dictionary-en-es``, ``dictionary-es-en``
 (columns :data:`ENTRY_COLUMNS`, ``split`` = train/test) and ``paraphrase-en-es`` (columns :data:`PARAPHRASE_COLUMNS`).
+A stage built differently by this code than by its first version has a format number (:data:`STAGE_FORMATS`) in its
+fingerprint, so a folder built by older code is built again.
 """
 
 from __future__ import annotations
@@ -37,34 +42,50 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from parabit.data.definitions import Synset, WolfLemma, read_wolf, read_wordnet_glosses, wordnet_join_key
 from parabit.data.dictionaries import DictionaryEntry, read_muse
 from parabit.data.stopwords import stopwords
+from parabit.data.wordnet_database import synset_ids
 from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig, foreign_language
 from parabit.recipes.bildrl.heldout import in_pool
 from parabit.recipes.bildrl.space import BilingualSpace
 from parabit.output import progress
 from parabit.backtranslation.config import fingerprint
-from parabit.backtranslation.stage import DATA, REJECTS, StageOutput, run_stage, write_rejects
+from parabit.backtranslation.stage import DATA, REJECTS, StageOutput, read_parquet_dir, run_stage, write_rejects
 from parabit.translate import ApertiumTranslator, Translator
 
 ENTRY_COLUMNS = ("row_id", "source", "line", "word", "word_lang", "definition", "def_lang", "synset_id", "split",
                  "train_copies")
 PARAPHRASE_COLUMNS = ("row_id", "source", "line", "synset_id", "text_en", "text_foreign", "lang", "label", "split",
                       "word", "negative_word")
+STAGE_FORMATS = {"dictionary-es-en": 2}
+"""Stages whose rows this code builds differently from their first version (a stage not named here: format 1).
+dictionary-es-en 2: every synset WordNet's lookup finds for the English translation, inflected forms included (1: only
+an English word that is the lemma of exactly one synset). Part of the stage's fingerprint, and of the digest of the
+reproduction cells that read it (:meth:`parabit.papers.bildrl.plan.BilDRLPlan.cells_fingerprint`)."""
+
+SenseLookup = Callable[[str], list[str]]
+"""An English word → the ids (``<offset>-<ss_type>``) of the synsets WordNet's lookup finds for it, in its order."""
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A (word, definition) pair before filtering; ``line`` is where it came from in ``source``."""
+    """A (word, definition) pair before filtering; ``line`` is where it came from in ``source``; ``row_id``: its id in
+    the stage (default: ``line``; a source line that gives several candidates numbers them apart)."""
 
     source: str
     line: int
     word: str
     definition: str
     synset_id: str
+    row_id: int | None = None
+
+    @property
+    def id(self) -> int:
+        return self.line if self.row_id is None else self.row_id
 
 
 # -- candidates per direction ----------------------------------------------------------------------------------------
@@ -98,8 +119,8 @@ def wordnet_candidates(synsets: list[Synset], translations: dict[str, str]) -> t
     return candidates, rejected
 
 
-def single_synset_index(synsets: list[Synset]) -> dict[str, list[Synset]]:
-    """Lower-cased English lemma → every synset it belongs to (any part of speech)."""
+def lemma_index(synsets: list[Synset]) -> dict[str, list[Synset]]:
+    """Lower-cased English lemma → every synset it belongs to (any part of speech), in the table's order."""
     index: dict[str, list[Synset]] = defaultdict(list)
     for synset in synsets:
         for lemma in {lemma.lower() for lemma in synset.lemmas}:
@@ -107,21 +128,31 @@ def single_synset_index(synsets: list[Synset]) -> dict[str, list[Synset]]:
     return index
 
 
-def muse_candidates(muse: list[DictionaryEntry], synsets: list[Synset]) -> tuple[list[Candidate], list]:
-    """es-en: each MUSE (Spanish, English) pair whose English word is a lemma of exactly one synset, with that
-    synset's definition; the others are rejected with the reason."""
-    index = single_synset_index(synsets)
+def muse_candidates(muse: list[DictionaryEntry], synsets: list[Synset],
+                    senses: SenseLookup = synset_ids) -> tuple[list[Candidate], list]:
+    """es-en: each MUSE (Spanish, English) pair with the definition of every synset ``senses`` finds for its English
+    word (WordNet's lookup, inflected forms through its morphology), one candidate per synset in WordNet's order.
+    Rejected, as ``(row_id, reason, text, line)``: a pair whose English word has no synset, and a synset the gloss
+    table lacks. ``line``: the pair's MUSE line; row ids number every candidate and reject apart."""
+    by_id = {synset.synset_id: synset for synset in synsets}
+    found: dict[str, list[str]] = {}
     candidates, rejected = [], []
     for entry in muse:
-        senses = index.get(entry.target_word.lower(), [])
+        english = entry.target_word.lower()
+        if english not in found:
+            found[english] = senses(english)
         text = f"{entry.source_word}\t{entry.target_word}"
-        if not senses:
-            rejected.append((entry.line, "English translation not in WordNet", text))
-        elif len(senses) > 1:
-            rejected.append((entry.line, "English translation has several synsets", text))
-        else:
-            candidates.append(Candidate("muse-es-en", entry.line, entry.source_word, senses[0].definition,
-                                        senses[0].synset_id))
+        if not found[english]:
+            rejected.append((len(candidates) + len(rejected) + 1, "English translation not in WordNet", text,
+                             entry.line))
+        for synset_id in found[english]:
+            row_id = len(candidates) + len(rejected) + 1
+            synset = by_id.get(synset_id)
+            if synset is None:
+                rejected.append((row_id, "synset not in the gloss table", f"{text}\t{synset_id}", entry.line))
+            else:
+                candidates.append(Candidate("muse-es-en", entry.line, entry.source_word, synset.definition,
+                                            synset_id, row_id))
     return candidates, rejected
 
 
@@ -221,7 +252,7 @@ def authors_split(kept: list[tuple[Candidate, str]], test_words: int, seed: int,
 # -- writing stages --------------------------------------------------------------------------------------------------
 def _entries_table(rows: list[tuple[Candidate, str, str, int]], word_lang: str, def_lang: str) -> pa.Table:
     return pa.table({
-        "row_id": pa.array([c.line for c, *_ in rows], pa.int64()),
+        "row_id": pa.array([c.id for c, *_ in rows], pa.int64()),
         "source": [c.source for c, *_ in rows],
         "line": pa.array([c.line for c, *_ in rows], pa.int64()),
         "word": [w for _, w, *_ in rows],
@@ -234,11 +265,12 @@ def _entries_table(rows: list[tuple[Candidate, str, str, int]], word_lang: str, 
     })
 
 
-def _rejects_table(rows: Iterable[tuple[int, str, str]], source: str) -> pa.Table:
+def _rejects_table(rows: Iterable[tuple], source: str) -> pa.Table:
+    """Rejects as ``(row_id, reason, text)`` (their line is the row id) or ``(row_id, reason, text, line)``."""
     rows = list(rows)
     return pa.table({
         "row_id": pa.array([r[0] for r in rows], pa.int64()), "source": [source] * len(rows),
-        "line": pa.array([r[0] for r in rows], pa.int64()), "reason": [r[1] for r in rows],
+        "line": pa.array([r[3] if len(r) > 3 else r[0] for r in rows], pa.int64()), "reason": [r[1] for r in rows],
         "text": [r[2] for r in rows],
     })
 
@@ -255,7 +287,7 @@ def write_direction(workdir: Path, direction: str, candidates: list[Candidate], 
     (workdir / DATA).mkdir(parents=True)
     pq.write_table(_entries_table(kept, word_lang, def_lang), workdir / DATA / "part-0.parquet")
     source = candidates[0].source if candidates else direction
-    reject_rows = list(early_rejects) + [(c.line, reason, f"{c.word}\t{c.definition}") for c, reason in rejected]
+    reject_rows = list(early_rejects) + [(c.id, reason, f"{c.word}\t{c.definition}", c.line) for c, reason in rejected]
     write_rejects(_rejects_table(reject_rows, source), workdir / REJECTS)
     return len(candidates) + len(early_rejects)
 
@@ -329,14 +361,22 @@ def write_paraphrases(workdir: Path, rows: list[tuple]) -> int:
     return len(rows)
 
 
+def stage_format(name: str) -> tuple[int, ...]:
+    """What a stage's fingerprint adds for its format: nothing at format 1 (the fingerprints of stages built as they
+    always were stay as they were), else the format number."""
+    return (STAGE_FORMATS[name],) if name in STAGE_FORMATS else ()
+
+
 # -- the whole build -------------------------------------------------------------------------------------------------
 @dataclass
 class BuildInputs:
-    """The shipped inputs (read lazily by the default build; tests pass hand-made ones)."""
+    """The shipped inputs (read lazily by the default build; tests pass hand-made ones). ``senses``: how an English
+    word finds its synsets (WordNet's lookup over the installed database)."""
 
     synsets: list[Synset]
     wolf: list[WolfLemma]
     muse: list[DictionaryEntry]
+    senses: SenseLookup = synset_ids
 
 
 def shipped_inputs() -> BuildInputs:
@@ -374,13 +414,13 @@ def build_dictionaries(config: DictionaryBuildConfig, *, inputs: BuildInputs | N
                 translations = dict(zip(table["definition"].to_pylist(), table["definition_es"].to_pylist()))
                 candidates, early = wordnet_candidates(inputs.synsets, translations)
             else:
-                candidates, early = muse_candidates(inputs.muse, inputs.synsets)
+                candidates, early = muse_candidates(inputs.muse, inputs.synsets, inputs.senses)
             return write_direction(workdir, direction, candidates, early, vocabulary(direction), config)
 
         upstream = outputs["translate-en-es"].fingerprint if direction == "en-es" else ""
         name = f"dictionary-{direction}"
         outputs[name] = run_stage(root, name, fingerprint(name, settings, space_ids[foreign_language(direction)],
-                                                          upstream), compute)
+                                                          upstream, *stage_format(name)), compute)
 
     if paraphrase and "en-es" in directions:
         entries = outputs["dictionary-en-es"].read_data()
@@ -401,16 +441,26 @@ def read_direction(data_dir: Path, direction: str) -> pa.Table:
 
 
 def overlap_with_training(data_dir: Path, direction: str) -> dict[str, float]:
-    """How one direction's built split treats its test pairs: its ``rows``, the mean number of definitions of its
-    test words (``test_word_definitions``), its ``test`` pairs and how many of them are also training rows
-    (``test_in_training``: never under the strict split; under the authors' split a test word with n definitions
-    repeats its test pair n − 1 times, so only test words with one definition keep theirs out)."""
+    """How one direction's built split treats its test pairs: its ``rows`` and defined ``words`` (so its
+    definitions per word), the mean number of definitions of its test words (``test_word_definitions``), its
+    ``test`` pairs and how many of them are also training rows (``test_in_training``: never under the strict split;
+    under the authors' split a test word with n definitions repeats its test pair n − 1 times, so only test words
+    with one definition keep theirs out)."""
     rows = read_direction(data_dir, direction).select(["word", "split", "train_copies"]).to_pylist()
     definitions = Counter(row["word"] for row in rows)
     test = [row for row in rows if row["split"] == "test"]
-    return {"rows": len(rows), "test": len(test),
+    return {"rows": len(rows), "words": len(definitions), "test": len(test),
             "test_word_definitions": float(np.mean([definitions[row["word"]] for row in test])) if test else 0.0,
             "test_in_training": sum(1 for row in test if row["train_copies"] > 0)}
+
+
+def stage_counts(stage: StageOutput) -> dict:
+    """What a dictionary stage took in and kept: its candidate ``rows_in`` (rejected early ones included),
+    ``rows_out``, ``rejected`` by reason, and the distinct source ``lines`` they came from (for es-en: MUSE pairs)."""
+    lines = pa.concat_arrays([read_parquet_dir(path, ["line"])["line"].combine_chunks().cast(pa.int64())
+                              for path in (stage.data, stage.rejects)])
+    return {"rows_in": stage.rows_in, "rows_out": stage.rows_out, "rejected": dict(stage.reject_reasons),
+            "lines": len(pc.unique(lines))}
 
 
 def read_paraphrases(data_dir: Path, lang: str = "es") -> pa.Table:

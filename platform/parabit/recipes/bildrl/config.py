@@ -41,7 +41,8 @@ class DictionaryBuildConfig(Config):
     a defined word must be one row of it. ``test_words``: held-out words per direction. ``paraphrase_concepts``:
     WordNet synsets giving one positive and one negative pair each; ``neighbours``: how many nearest neighbours a
     negative is drawn from; ``paraphrase_split``: train/dev/test fractions. ``translation_batch``: glosses per
-    Apertium call. ``output_dir``: default ``outputs/bildrl/data``.
+    Apertium call. ``output_dir``: default ``outputs/bildrl/data``. The es-en dictionary reads WordNet 3.0's own
+    database for its morphology (Debian ``wordnet-base``, :mod:`parabit.data.wordnet_database`).
 
     ``split``: how test words are held out. ``strict`` (the paper's text: "randomly select 500 defined words ... and
     exclude all the definitions of these words from the rest training data"): a seeded random draw, no test word
@@ -112,7 +113,18 @@ class BilDRLConfig(TrainingConfig):
     the paper's ``l2`` onto the word's vector, or ``softmax`` over the words of the word's language by cosine at
     ``temperature`` (:class:`~parabit.objectives.dictionary_softmax.DictionarySoftmaxLoss`). ``evaluate_seen``: also
     retrieve the words of that many of the run's own training rows (a seeded sample), as ``<direction>/seen/*``: how
-    well the model fits what it saw, beside how well it finds the held-out words."""
+    well the model fits what it saw, beside how well it finds the held-out words.
+
+    ``balance``: how a multi-task run weighs its directions in an epoch. ``none``: each direction with its own
+    training rows, so the larger dictionary decides most of the shared encoder's updates. ``equal`` (the shipped
+    MTL and joint configs): every direction brought to as many rows as the largest, the smaller ones repeated
+    (:func:`parabit.recipes.bildrl.prepare.balanced`). Why equal: the paper's finding "MTL > the single-direction
+    model" is read per direction, and here the directions' sizes are set by what the shipped data covers and by the
+    split's copies, not by the paper's dictionaries, so neither direction's result should be decided by the
+    other's size; and why by repeating the smaller rather than sampling the larger down: each direction keeps
+    exactly the rows its single-direction run trains on (the authors' split's repeated test pairs included, which
+    are what that split measures), so the MTL cell differs from the single-direction cells only in sharing the
+    encoder."""
 
     section_defaults = {"optim": {"name": "adam", "lr": 5e-4, "batch_size": 64, "epochs": 5, "amsgrad": True},
                         "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
@@ -130,6 +142,7 @@ class BilDRLConfig(TrainingConfig):
     loss: Literal["l2", "softmax"] = "l2"
     temperature: PositiveFloat = 0.05
     evaluate_seen: NonNegativeInt = 0
+    balance: Literal["none", "equal"] = "none"
 
     @model_validator(mode="after")
     def _one_space(self):

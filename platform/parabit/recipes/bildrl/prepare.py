@@ -2,9 +2,10 @@
 
 ``prepare_dictionary_run(config)`` writes, in the kernel's prepared format (:mod:`parabit.training.prepared`), under
 ``outputs/bildrl/prepared/<name>-<hash>/``: ``pairs.parquet`` (``ids_a``/``len_a`` the definition, ``ids_b``/``len_b``
-the defined word's row as a one-token "sentence"), ``vectors.npy`` + ``vocab.json`` (the space) and, for joint
-learning, ``bitext.parquet`` (Tatoeba pairs as English/foreign ids). Test rows stay text; they are encoded at
-evaluation. A later run with the same inputs reuses the folder.
+the defined word's row as a one-token "sentence"; a multi-task run's directions balanced as its ``balance`` says:
+:func:`balanced`), ``vectors.npy`` + ``vocab.json`` (the space) and, for joint learning, ``bitext.parquet`` (Tatoeba
+pairs as English/foreign ids). Test rows stay text; they are encoded at evaluation. ``stats.json`` keeps each
+direction's ``train_rows`` and, balanced, its ``epoch_rows``. A later run with the same inputs reuses the folder.
 """
 
 from __future__ import annotations
@@ -51,12 +52,29 @@ def training_rows(config: BilDRLConfig, direction: str) -> pa.Table:
     return rows.take(pa.array(np.sort(np.concatenate([chosen, np.repeat(leaked, copies[leaked])]))))
 
 
+def balanced(tables: dict[str, pa.Table], seed: int) -> dict[str, pa.Table]:
+    """The ``equal`` balance of a multi-task run (:class:`~parabit.recipes.bildrl.config.BilDRLConfig`): every
+    direction's rows brought to as many as the largest direction has, a smaller direction's rows each repeated as
+    many whole times as fit, then a seeded sample of them (without repeats) for the rest. Every row a direction's
+    single-direction run trains on is kept, in the same proportions but for that one partial copy."""
+    target = max(table.num_rows for table in tables.values())
+    rng = np.random.default_rng(seed)
+    result = {}
+    for direction, table in tables.items():
+        whole, rest = divmod(target, table.num_rows) if table.num_rows else (0, 0)
+        extra = np.sort(rng.permutation(table.num_rows)[:rest])
+        result[direction] = table.take(pa.array(np.concatenate([np.tile(np.arange(table.num_rows), whole), extra])
+                                                .astype(np.int64)))
+    return result
+
+
 def _cache_key(config: BilDRLConfig) -> str:
     """What the prepared ids depend on: the data, the space (its embedder's weights file) and the sampling."""
     weights = find_embedder(config.space_path) / "weights.pt"
     settings = {"format": PREPARED_FORMAT, "data": str(config.data_path), "directions": config.directions,
                 "max_train_rows": config.max_train_rows, "seed": config.seed, "max_tokens": config.model.max_tokens,
-                "joint": config.joint.enabled, "bitext_pairs": config.joint.bitext_pairs, "space": str(weights),
+                "joint": config.joint.enabled, "bitext_pairs": config.joint.bitext_pairs, "balance": config.balance,
+                "space": str(weights),
                 "space_mtime": weights.stat().st_mtime_ns}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -72,14 +90,17 @@ def prepare_dictionary_run(config: BilDRLConfig) -> PreparedData:
 def _prepare(config: BilDRLConfig, directory: Path) -> None:
     space = BilingualSpace.load(config.space_path)
     max_tokens = config.model.max_tokens
-    parts, stats = [], {"train_rows": {}}
-    for direction in config.directions:
-        rows = training_rows(config, direction)
+    parts, stats = [], {"train_rows": {}, "epoch_rows": {}}
+    tables = {direction: training_rows(config, direction) for direction in config.directions}
+    stats["train_rows"] = {direction: rows.num_rows for direction, rows in tables.items()}
+    if config.balance == "equal":
+        tables = balanced(tables, config.seed)
+    for direction, rows in tables.items():
         word_lang, def_lang = direction.split("-")
         ids_a, len_a = space.token_ids(rows["definition"].to_pylist(), def_lang, max_tokens)
         targets = space.ids(rows["word"].to_pylist(), word_lang)
         parts.append(id_table(ids_a, len_a, targets.reshape(-1, 1), np.ones(len(targets), np.int64)))
-        stats["train_rows"][direction] = rows.num_rows
+        stats["epoch_rows"][direction] = rows.num_rows  # what an epoch trains on (train_rows, balanced)
     tables = {"pairs": pa.concat_tables(parts)}
     if config.joint.enabled:
         pairs = read_tatoeba(lang=config.language, quarantine=Quarantine())
