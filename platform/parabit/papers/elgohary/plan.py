@@ -576,8 +576,8 @@ class ElgoharyPlan(PaperPlan):
                       if rescore else f"J_bi tuned on {self._sweep_scale()} with ASHA",
                       "the proxy sweep's own best point" if rescore else "",
                       variants("budget"), applies=jbi(*MAIN),
-                      unmeasured="" if rescore and "budget" in ablations else "a trial on all pairs costs a cell "
-                      "(up to hours) each"),
+                      unmeasured="" if variants("budget") else "its re-scoring has not run yet"
+                      if rescore and "budget" in ablations else "a trial on all pairs costs a cell (up to hours) each"),
             Departure("J_pa settings", "tuned (sampling MIX/MAX, distance); MAX beats MIX", f"Wieting et al.'s "
                       f"{self.config.jpa} (MAX, as the paper's tuning found)",
                       unmeasured="J_pa is not the claim under test; its cells are the paper's comparison columns"),
