@@ -4,10 +4,12 @@
 #   infra/submit.sh [ray job submit options] -- python jobs/train.py --config jobs/configs/bilingual_sentences.yaml
 #
 # Cluster and stores, from the environment: RAY_ADDRESS (the dashboard, http://HOST:8265), MLFLOW_TRACKING_URI,
-# PARABIT_DATA, PARABIT_OUTPUT. When a local cluster from infra/local/start.sh is up (same PARABIT_CLUSTER_DIR),
-# its cluster.env supplies the first two and this checkout's data and outputs/ folders the others: every node of a
-# local cluster shares this machine's disk. Options before `--` go to `ray job submit` (e.g. --no-wait,
-# --submission-id NAME, --entrypoint-num-cpus 0).
+# PARABIT_DATA, PARABIT_OUTPUT; for a tracking server that asks for a login, MLflow's MLFLOW_TRACKING_USERNAME and
+# MLFLOW_TRACKING_PASSWORD (passed to the job when set, in its runtime env, which anyone holding the cluster's Ray
+# token can read: give jobs a login of their own). When a local cluster from infra/local/start.sh is up (same
+# PARABIT_CLUSTER_DIR), its cluster.env supplies the first two and this checkout's data and outputs/ folders the
+# others: every node of a local cluster shares this machine's disk. Options before `--` go to `ray job submit`
+# (e.g. --no-wait, --submission-id NAME, --entrypoint-num-cpus 0).
 set -euo pipefail
 # shellcheck source=local/lib.sh
 source "$(dirname "$0")/local/lib.sh"
@@ -37,6 +39,9 @@ try:
     env["env_vars"] = {k: string.Template(str(v)).substitute(os.environ) for k, v in env.get("env_vars", {}).items()}
 except KeyError as missing:
     sys.exit(f"submit.sh: {source} uses ${{{missing.args[0]}}}, which is not set")
+# The login, only when the submitting shell has one (a server without MLflow's login app needs none).
+env["env_vars"].update({name: os.environ[name] for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD")
+                        if os.environ.get(name)})
 yaml.safe_dump(env, open(target, "w"))
 PY
 

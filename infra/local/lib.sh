@@ -27,6 +27,45 @@ MLFLOW_URL="http://127.0.0.1:$MLFLOW_PORT"
 START_TIMEOUT="${PARABIT_START_TIMEOUT:-300}"  # generous: a loaded 2-core machine can take minutes
 STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
 
+# The MLflow server's backend store: `sqlite` (the file $STATE_DIR/mlflow.db) or `postgres` (a PostgreSQL server of
+# this cluster, data in $STATE_DIR/postgres/data, on 127.0.0.1:POSTGRES_PORT only), and whether MLflow's basic-auth
+# app asks for a login. start.sh records the choice in TRACKING_CONF, so a second start (and `--only mlflow`) uses the
+# same store without the flags being repeated.
+TRACKING_CONF="$STATE_DIR/tracking.conf"
+POSTGRES_PORT="${PARABIT_POSTGRES_PORT:-$((PORT_BASE + 4))}"
+POSTGRES_BIN="${PARABIT_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
+POSTGRES_DIR="$STATE_DIR/postgres"        # owned by the user PostgreSQL runs as: its data dir and its log
+POSTGRES_DATA="$POSTGRES_DIR/data"
+POSTGRES_LOG="$POSTGRES_DIR/postgres.log"
+POSTGRES_PASSFILE="$STATE_DIR/pgpass"     # the database password, for MLflow only (libpq's PGPASSFILE format)
+POSTGRES_ROLE=mlflow                      # the database user MLflow connects as
+MLFLOW_STORE_URI_POSTGRES="postgresql://$POSTGRES_ROLE@127.0.0.1:$POSTGRES_PORT/mlflow"
+MLFLOW_AUTH_DB_POSTGRES="postgresql://$POSTGRES_ROLE@127.0.0.1:$POSTGRES_PORT/mlflow_auth"
+# PostgreSQL refuses to run as root: started by root, it runs as this unprivileged user (the Debian package's own).
+if [ "$(id -u)" -eq 0 ]; then
+    POSTGRES_OS_USER="${PARABIT_POSTGRES_USER:-postgres}"
+else
+    POSTGRES_OS_USER="$(id -un)"
+fi
+as_postgres_user() {  # as_postgres_user CMD...: CMD as POSTGRES_OS_USER (the current user unless this is root)
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u "$POSTGRES_OS_USER" -- "$@"
+    else
+        "$@"
+    fi
+}
+MLFLOW_AUTH_INI="$STATE_DIR/basic_auth.ini"      # written by start.sh for each start (MLFLOW_AUTH_CONFIG_PATH)
+MLFLOW_SECRET_KEY_FILE="$STATE_DIR/mlflow_secret_key"  # MLflow's Flask secret (CSRF), made once, kept across starts
+MLFLOW_ADMIN_USER="${PARABIT_MLFLOW_ADMIN_USER:-admin}"
+
+read_tracking_conf() {  # TRACKING and AUTH as recorded by the last start (sqlite, false when none was)
+    TRACKING=sqlite AUTH=false
+    if [ -f "$TRACKING_CONF" ]; then
+        TRACKING="$(sed -n 's/^TRACKING=//p' "$TRACKING_CONF")"
+        AUTH="$(sed -n 's/^AUTH=//p' "$TRACKING_CONF")"
+    fi
+}
+
 # The cluster's own binaries: nodes started from the venv run jobs with the venv's Python.
 VENV_BIN="${PARABIT_VENV_BIN:-$PROJECT_ROOT/.venv/bin}"
 export PATH="$VENV_BIN:$PATH"
@@ -98,15 +137,17 @@ wait_http() {  # wait_http URL WHAT PIDFILE LOGFILE: poll until URL answers; ret
     done
 }
 
-stop_group() {  # stop_group NAME: stop the process group recorded in NAME.pid, SIGKILL whatever outlives STOP_TIMEOUT
+stop_group() {  # stop_group NAME [SIGNAL]: stop the process group recorded in NAME.pid with SIGNAL (TERM), SIGKILL
+    # whatever outlives STOP_TIMEOUT
     local pidfile="$STATE_DIR/$1.pid" pgid deadline
     [ -f "$pidfile" ] || return 0
     pgid="$(cat "$pidfile")"
     if group_alive "$pgid"; then
         log "stopping $1 (process group $pgid)"
-        # The leader only (`ray start --block`, `mlflow server`): it shuts its children down in order. Signalling
-        # the whole group would kill the GCS first, and `ray start` would then wait 30 s for it to drain the node.
-        kill -TERM "$pgid" 2>/dev/null || true
+        # The leader only (`ray start --block`, `mlflow server`, the postmaster): it shuts its children down in
+        # order. Signalling the whole group would kill the GCS first, and `ray start` would then wait 30 s for it
+        # to drain the node.
+        kill "-${2:-TERM}" "$pgid" 2>/dev/null || true
         deadline=$((SECONDS + STOP_TIMEOUT))
         while group_alive "$pgid" && ((SECONDS < deadline)); do sleep 0.5; done
         if group_alive "$pgid"; then

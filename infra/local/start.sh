@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # A multi-node Ray cluster on this one machine, plus an MLflow tracking server: a head node (dashboard, job
 # server), PARABIT_NUM_WORKERS worker nodes (each its own raylet with one `train_slot`, so a Train worker per node
-# can be forced) and `mlflow server`. Each runs in its own process group whose id is kept in $STATE_DIR/*.pid,
-# so stop.sh stops exactly these processes (never `ray stop`, which kills every Ray of every user on the machine).
+# can be forced) and `mlflow server`, its store a SQLite file or a PostgreSQL server of its own. Each runs in its own
+# process group whose id is kept in $STATE_DIR/*.pid, so stop.sh stops exactly these processes (never `ray stop`,
+# which kills every Ray of every user on the machine).
 #
 #   infra/local/start.sh [--workers N] [--port-base P] [--mlflow-port P] [--state-dir DIR]
 #   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh)
-#   infra/local/start.sh --only worker-N|mlflow   start that one part again in the running cluster (after a crash,
-#                                                 or a fault drill with stop.sh --only NAME --kill)
+#   --tracking sqlite|postgres   MLflow's backend store (default: what the last start used, else sqlite)
+#   --auth | --no-auth           MLflow's basic-auth app on or off (default: as the last start); the first start
+#                                with --auth needs the admin's password: MLFLOW_AUTH_ADMIN_PASSWORD or
+#                                --admin-password-file FILE (PARABIT_MLFLOW_ADMIN_PASSWORD_FILE); never a default
+#   infra/local/start.sh --only worker-N|mlflow|postgres   start that one part again in the running cluster (after a
+#                                                 crash, or a fault drill with stop.sh --only NAME --kill)
 set -euo pipefail
 
 # Flags are the env vars of lib.sh under other names: parse them before lib.sh derives everything else.
 only=""
+tracking="${PARABIT_TRACKING:-}"
+auth="${PARABIT_MLFLOW_AUTH:-}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --workers) export PARABIT_NUM_WORKERS="$2"; shift 2 ;;
         --port-base) export PARABIT_PORT_BASE="$2"; shift 2 ;;
         --mlflow-port) export PARABIT_MLFLOW_PORT="$2"; shift 2 ;;
         --state-dir) export PARABIT_CLUSTER_DIR="$2"; shift 2 ;;
+        --tracking) tracking="$2"; shift 2 ;;
+        --auth) auth=true; shift ;;
+        --no-auth) auth=false; shift ;;
+        --admin-password-file) export PARABIT_MLFLOW_ADMIN_PASSWORD_FILE="$2"; shift 2 ;;
         --only) only="$2"; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "start.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -57,13 +68,128 @@ GCS_ADDRESS="127.0.0.1:$GCS_PORT"
 # 10 times (as a local Ray of parabit.ray_runtime: half its CPU once a node has started ~200 workers).
 ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0 RAY_LOG_MONITOR_MANY_FILES_THRESHOLD=0)
 
+# The tracking settings of this start: the flags, else those the last start recorded (a second start reuses its store).
+read_tracking_conf
+TRACKING="${tracking:-$TRACKING}"
+AUTH="${auth:-$AUTH}"
+[[ "$TRACKING" =~ ^(sqlite|postgres)$ ]] || die "--tracking takes sqlite or postgres, got '$TRACKING'"
+[[ "$AUTH" =~ ^(true|false)$ ]] || die "PARABIT_MLFLOW_AUTH must be true or false, got '$AUTH'"
+
+secret_file() {  # secret_file PATH: make PATH (once) holding a random secret, readable by this user only
+    [ -s "$1" ] || (umask 077 && python -c 'import secrets; print(secrets.token_hex(24))' >"$1")
+}
+
+postgres_init() {  # the first start: a new database cluster owned by POSTGRES_OS_USER, password logins only
+    [ -f "$POSTGRES_DATA/PG_VERSION" ] && return 0
+    [ -x "$POSTGRES_BIN/initdb" ] || die "no PostgreSQL in $POSTGRES_BIN: install the Debian package postgresql (make \
+setup does) or set PARABIT_POSTGRES_BIN"
+    id "$POSTGRES_OS_USER" >/dev/null 2>&1 || die "PostgreSQL runs as user '$POSTGRES_OS_USER' (it refuses root), \
+which does not exist: set PARABIT_POSTGRES_USER to an unprivileged user"
+    mkdir -p "$POSTGRES_DIR"
+    chmod 700 "$POSTGRES_DIR"
+    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$POSTGRES_DIR"
+    as_postgres_user test -w "$POSTGRES_DIR" || die "user $POSTGRES_OS_USER cannot reach $POSTGRES_DIR: every folder \
+above it must be searchable by that user (chmod o+x), or choose another --state-dir"
+    log "creating the PostgreSQL database cluster in $POSTGRES_DATA (user $POSTGRES_ROLE, owned by $POSTGRES_OS_USER)"
+    local password password_file="$POSTGRES_DIR/initdb.password"
+    password="$(umask 077 && python -c 'import secrets; print(secrets.token_hex(24))')"
+    # initdb reads the superuser's password from a file: one only POSTGRES_OS_USER can read, deleted right after.
+    (umask 077 && echo "$password" >"$password_file")
+    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$password_file"
+    if ! as_postgres_user "$POSTGRES_BIN/initdb" -D "$POSTGRES_DATA" -U "$POSTGRES_ROLE" --pwfile="$password_file" \
+        --auth=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >"$STATE_DIR/logs/initdb.log" 2>&1; then
+        rm -f "$password_file"
+        tail -n 20 "$STATE_DIR/logs/initdb.log" >&2
+        die "initdb failed (log: $STATE_DIR/logs/initdb.log)"
+    fi
+    rm -f "$password_file"
+    # libpq's password file (host:port:database:user:password) for MLflow; any port, so --port-base may change.
+    (umask 077 && echo "127.0.0.1:*:*:$POSTGRES_ROLE:$password" >"$POSTGRES_PASSFILE")
+}
+
+psql_query() {  # psql_query DATABASE SQL: the answer, unaligned, as MLflow's database user
+    PGPASSFILE="$POSTGRES_PASSFILE" PGCONNECT_TIMEOUT=10 "$POSTGRES_BIN/psql" -X -w -q -v ON_ERROR_STOP=1 -At \
+        -h 127.0.0.1 -p "$POSTGRES_PORT" -U "$POSTGRES_ROLE" -d "$1" -c "$2"
+}
+
+start_postgres() {
+    postgres_init
+    log "starting PostgreSQL on 127.0.0.1:$POSTGRES_PORT (data $POSTGRES_DATA, log $POSTGRES_LOG)"
+    # TCP on the loopback interface only, and no Unix socket. pg_ctl waits until it accepts connections; the
+    # postmaster it starts leads a session of its own, so its pid is this part's process group, as for the others.
+    if ! as_postgres_user "$POSTGRES_BIN/pg_ctl" -D "$POSTGRES_DATA" -l "$POSTGRES_LOG" -w -t "$START_TIMEOUT" -s \
+        -o "-c listen_addresses=127.0.0.1 -c port=$POSTGRES_PORT -c unix_socket_directories=''" start; then
+        tail -n 20 "$POSTGRES_LOG" >&2 || true
+        die "PostgreSQL did not start (log: $POSTGRES_LOG)"
+    fi
+    head -n 1 "$POSTGRES_DATA/postmaster.pid" >"$STATE_DIR/postgres.pid"
+    local database
+    for database in mlflow $([ "$AUTH" = false ] || echo mlflow_auth); do
+        [ "$(psql_query postgres "SELECT 1 FROM pg_database WHERE datname = '$database'")" = 1 ] ||
+            psql_query postgres "CREATE DATABASE $database"
+    done
+}
+
+write_auth_ini() {  # MLflow's basic-auth settings for this start (MLFLOW_AUTH_CONFIG_PATH)
+    local database="sqlite:///$STATE_DIR/basic_auth.db"
+    [ "$TRACKING" = sqlite ] || database="$MLFLOW_AUTH_DB_POSTGRES"
+    # A user with no role can do nothing (workspaces are on, see start_mlflow); the roles reader and editor of
+    # tracking-user.sh grant READ or EDIT on every experiment and registered model. The admin's password is not here.
+    cat >"$MLFLOW_AUTH_INI" <<INI
+[mlflow]
+default_permission = READ
+database_uri = $database
+admin_username = $MLFLOW_ADMIN_USER
+authorization_function = mlflow.server.auth:authenticate_request_basic_auth
+grant_default_workspace_access = false
+INI
+}
+
+mlflow_store_uri() {  # the MLflow server's backend store
+    if [ "$TRACKING" = sqlite ]; then echo "sqlite:///$STATE_DIR/mlflow.db"; else echo "$MLFLOW_STORE_URI_POSTGRES"; fi
+}
+
 start_mlflow() {
-    log "starting the MLflow server at $MLFLOW_URL (store $STATE_DIR/mlflow.db, artifacts $STATE_DIR/mlartifacts)"
+    local store auth_args=()
+    store="$(mlflow_store_uri)"
+    if [ "$AUTH" = true ]; then
+        # MLflow's login app. With workspaces on (every run stays in the one `default` workspace) creating an
+        # experiment or a registered model needs a workspace grant: without them any logged-in user, even one with
+        # READ only, could create both (measured with MLflow 3.17.2).
+        auth_args=(--app-name basic-auth --enable-workspaces)
+        write_auth_ini
+        secret_file "$MLFLOW_SECRET_KEY_FILE"
+        local admin_password="${MLFLOW_AUTH_ADMIN_PASSWORD:-}"
+        if [ -n "${PARABIT_MLFLOW_ADMIN_PASSWORD_FILE:-}" ]; then
+            [ -s "$PARABIT_MLFLOW_ADMIN_PASSWORD_FILE" ] ||
+                die "--admin-password-file $PARABIT_MLFLOW_ADMIN_PASSWORD_FILE: no such file, or it is empty"
+            admin_password="$(head -n 1 "$PARABIT_MLFLOW_ADMIN_PASSWORD_FILE")"
+        fi
+        [ -n "$admin_password" ] || mlflow_admin_exists || die "--auth: the first start creates MLflow's \
+admin user '$MLFLOW_ADMIN_USER' and needs its password: set MLFLOW_AUTH_ADMIN_PASSWORD or pass \
+--admin-password-file FILE"
+    fi
+    log "starting the MLflow server at $MLFLOW_URL (store $store, artifacts $STATE_DIR/mlartifacts, login $AUTH)"
     # One worker and no job runner: ~0.5 GB and ~10 s to healthy instead of ~1.1 GB and ~16 s. Artifacts are
-    # proxied by the server: jobs on any node upload over HTTP.
-    MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server \
-        --backend-store-uri "sqlite:///$STATE_DIR/mlflow.db" --artifacts-destination "$STATE_DIR/mlartifacts" \
+    # proxied by the server: jobs on any node upload over HTTP. Secrets reach the server through its environment
+    # only (never its command line, which `ps` shows to every user).
+    PGPASSFILE="$POSTGRES_PASSFILE" MLFLOW_AUTH_CONFIG_PATH="$MLFLOW_AUTH_INI" \
+        MLFLOW_FLASK_SERVER_SECRET_KEY="$( [ "$AUTH" = false ] || cat "$MLFLOW_SECRET_KEY_FILE")" \
+        MLFLOW_AUTH_ADMIN_PASSWORD="${admin_password:-}" MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false \
+        spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server "${auth_args[@]}" \
+        --backend-store-uri "$store" --artifacts-destination "$STATE_DIR/mlartifacts" --serve-artifacts \
         --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
+}
+
+mlflow_admin_exists() {  # whether the login store already has its admin (MLflow creates it on the first start)
+    local sql="SELECT count(*) FROM users WHERE username = '$MLFLOW_ADMIN_USER'"
+    if [ "$TRACKING" = postgres ]; then
+        [ "$(psql_query mlflow_auth "$sql" 2>/dev/null)" = 1 ]
+    else
+        [ "$(python -c 'import sqlite3, sys
+print(sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True).execute(sys.argv[2]).fetchone()[0])' \
+            "$STATE_DIR/basic_auth.db" "$sql" 2>/dev/null)" = 1 ]
+    fi
 }
 
 mlflow_healthy() {
@@ -127,8 +253,12 @@ if [ -n "$only" ]; then  # one part of a running cluster, started again
     [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")" ||
         die "--only $only: no cluster is running from $STATE_DIR (start it without --only)"
     [ -f "$STATE_DIR/$only.pid" ] && group_alive "$(cat "$STATE_DIR/$only.pid")" && die "--only $only: it is running"
+    read_tracking_conf  # the parts of the running cluster, as it was started
     case "$only" in
         mlflow) start_mlflow; mlflow_healthy ;;
+        postgres)
+            [ "$TRACKING" = postgres ] || die "--only postgres: this cluster's MLflow store is $TRACKING"
+            start_postgres ;;
         worker-*)
             index="${only#worker-}"
             [[ "$index" =~ ^[1-9][0-9]*$ ]] || die "--only $only: a worker node is worker-1, worker-2, ..."
@@ -151,7 +281,7 @@ if [ -n "$only" ]; then  # one part of a running cluster, started again
                     exited_during_start "$only ($attempt attempts)" "$STATE_DIR/logs/$only.log"
                 log "$only exited soon after it registered: attempt $((attempt + 1))"
             done ;;
-        *) die "--only takes worker-N or mlflow, got '$only'" ;;
+        *) die "--only takes worker-N, mlflow or postgres, got '$only'" ;;
     esac
     log "$only is up again"
     exit 0
@@ -174,8 +304,13 @@ if [ "$RAY_AUTH_MODE" = token ] && [ ! -s "$RAY_AUTH_TOKEN_PATH" ]; then
     (umask 077 && python -c 'import secrets; print(secrets.token_hex(32))' >"$RAY_AUTH_TOKEN_PATH")
 fi
 
-# The MLflow server first, so it comes up while the Ray nodes do.
+# The tracking store and server first, so MLflow comes up while the Ray nodes do.
+printf 'TRACKING=%s\nAUTH=%s\n' "$TRACKING" "$AUTH" >"$TRACKING_CONF"
+[ "$TRACKING" = sqlite ] || start_postgres
 start_mlflow
+# On PostgreSQL, MLflow starts up (and on the first start creates its schema: 70-90 s on 2 cores under other load)
+# before the Ray nodes do: beside it, the head missed Ray's fixed 30 s wait for its raylet in all three attempts, twice.
+[ "$TRACKING" = sqlite ] || mlflow_healthy
 log "starting the Ray head: GCS 127.0.0.1:$GCS_PORT, dashboard $DASHBOARD_URL, $HEAD_CPUS CPU(s)"
 start_node head 1 start_head
 
@@ -193,6 +328,13 @@ export RAY_ADDRESS=$DASHBOARD_URL
 export RAY_AUTH_MODE=$RAY_AUTH_MODE
 export RAY_AUTH_TOKEN_PATH=$RAY_AUTH_TOKEN_PATH
 export MLFLOW_TRACKING_URI=$MLFLOW_URL
+# The MLflow server's own store (for \`mlflow ui\` with the server stopped, or psql with PGPASSFILE=$POSTGRES_PASSFILE).
+export PARABIT_MLFLOW_STORE=$(mlflow_store_uri)
 ENV
-log "up: $((NUM_WORKERS + 1)) Ray node(s), dashboard $DASHBOARD_URL, MLflow $MLFLOW_URL; state in $STATE_DIR"
+if [ "$AUTH" = true ]; then
+    echo "# MLflow asks for a login: export MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (a user of" \
+        "infra/local/tracking-user.sh)" >>"$CLUSTER_ENV"
+fi
+log "up: $((NUM_WORKERS + 1)) Ray node(s), dashboard $DASHBOARD_URL, MLflow $MLFLOW_URL ($TRACKING store, login \
+$AUTH); state in $STATE_DIR"
 cat "$CLUSTER_ENV"

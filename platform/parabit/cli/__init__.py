@@ -7,9 +7,10 @@ package: ``main``, ``backtranslate``, ``phrases``, ``reproduce``) are contribute
 
 Every way in (``parabit <command>``, ``python jobs/<command>.py``, ``ray job submit -- python jobs/...``) goes
 through :func:`run_command`, which owns what a user sees when something is wrong: a mistake in what they gave (a
-config, a ``--set``, a file) is one line on stderr and exit code 2; a diverged run, or one whose workers the cluster
-could not place in time, one line and exit 1; Ctrl-C or SIGTERM exit 130 / 143 with every MLflow run closed. No
-traceback for any of these.
+config, a ``--set``, a file, a tracking server's login it lacks or that is refused, asked before the command starts:
+:func:`parabit.tracking.access.check_access`) is one line on stderr and exit code 2; a diverged run, or one whose
+workers the cluster could not place in time, one line and exit 1; Ctrl-C or SIGTERM exit 130 / 143 with every
+MLflow run closed. No traceback for any of these.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ COMMANDS = {
     "config": "parabit.cli.configs:config",
     "replay": "parabit.cli.tracking:replay",
 }
+
+
+# Commands that never open the tracking store: they run without asking its server for a login.
+UNTRACKED_COMMANDS = frozenset({"config", "build-dictionaries", "bildrl-retrieval"})
 
 
 class ParabitGroup(click.Group):
@@ -82,6 +87,10 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
         prog_name = "parabit" if command is cli else f"parabit {command.name}"
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
+        if _tracks(command, args):
+            from parabit.tracking.access import check_access
+
+            check_access()  # a missing or refused login: one line and exit 2 now, not after data preparation
         result = command.main(args=args, prog_name=prog_name, standalone_mode=False)
         return result if isinstance(result, int) else 0
     except click.exceptions.Exit as done:  # --help, --version
@@ -112,12 +121,29 @@ def run_command(command: click.Command = cli, argv: Sequence[str] | None = None,
         signal.signal(signal.SIGTERM, previous)
 
 
+def _tracks(command: click.Command, args: Sequence[str]) -> bool:
+    """Whether ``command`` run on ``args`` may use the tracking store (not for help, the version, ``--no-mlflow``, or
+    an :data:`UNTRACKED_COMMANDS` command)."""
+    if any(arg in ("-h", "--help", "--version", "--no-mlflow") for arg in args):
+        return False
+    if command is cli:
+        return bool(args) and args[0] not in UNTRACKED_COMMANDS
+    return command.name not in UNTRACKED_COMMANDS
+
+
 def _user_error(err: BaseException) -> BaseException | None:
-    """``err`` itself, or the user error a Ray task wrapped (a bad file read inside a Ray Data task)."""
+    """``err`` itself, or the user error a Ray task wrapped (a bad file read inside a Ray Data task); a tracking
+    server's refusal of the login or of a change (e.g. ``promote`` by a read-only user) as its one-line error."""
     seen = 0
     while err is not None and seen < 5:
         if isinstance(err, USER_ERRORS):
             return err
+        if "mlflow" in sys.modules:  # else no MLflow error can have been raised (and importing it costs seconds)
+            from parabit.tracking.access import access_denied, is_access_error
+            from parabit.tracking.store import tracking_uri
+
+            if is_access_error(err):
+                return access_denied(tracking_uri(), err.error_code, "make this change")
         err = getattr(err, "cause", None) or err.__cause__
         seen += 1
     return None

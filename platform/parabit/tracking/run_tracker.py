@@ -1,14 +1,18 @@
 """One MLflow run, logged so that a failing tracking server never stops the work being tracked.
 
-Every call is attempted at once; if the store cannot be reached (server down, network, database locked), the call is
-kept in order in a replay queue, a warning is logged, and the caller carries on. A call the store *refuses* (a bad
-request, a param logged again with another value) is a bug in the caller, not an outage: it raises
-:class:`TrackingRefused` at once and is never spooled. ``flush()`` (called again by
-``finish()``) replays the queue, creating the run first if even that had failed; after a failure, automatic retries
-wait :data:`RETRY_INTERVAL_S` (a down server costs seconds per attempt, and the work must not pay that every step),
-while ``finish()`` always tries. Nothing is lost as long as the server is back before the process ends; what is
-still queued then is written to a JSON spool file, reported in one line with the command that lands it
-(``parabit replay SPOOL``).
+Every call is attempted at once; if the store cannot be reached (server down, network, database locked or
+restarting), the call is kept in order in a replay queue and the caller carries on; the process says so once per
+outage (one warning when a store stops answering, one line when it answers again), however many calls wait. A call
+the store *refuses* (a bad request, a param logged again with another value) is a bug in the caller, not an outage:
+it raises :class:`TrackingRefused` at once and is never spooled. A server that refuses the login or the user
+(:mod:`parabit.tracking.access`) before the run exists raises :class:`~parabit.tracking.access.TrackingAccessDenied`
+from :meth:`RunTracker.start`: nothing was written, and nothing has been trained yet; once the run exists (a
+password changed, a role taken away mid-run) such calls are queued and spooled like an outage, so ``parabit replay``
+lands them with a login that may write. ``flush()`` (called again by ``finish()``) replays the queue, creating the
+run first if even that had failed; after a failure, automatic retries wait :data:`RETRY_INTERVAL_S` (a down server
+costs seconds per attempt, and the work must not pay that every step), while ``finish()`` always tries. Nothing is
+lost as long as the server is back before the process ends; what is still queued then is written to a JSON spool
+file, reported in one line with the command that lands it (``parabit replay SPOOL``).
 
 An artifact whose upload has to wait is copied first (:data:`STAGED_PREFIX` folders in the temporary directory), so
 the caller may delete its own file. Each copy is deleted as soon as its upload lands; at the end of the process (a
@@ -40,6 +44,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.paths import output_root
 from parabit.tracking import tags as tag_names
+from parabit.tracking.access import access_denied, is_access_error
 from parabit.tracking.lineage import system_tags
 from parabit.tracking.store import ensure_experiment, tracking_uri
 
@@ -58,6 +63,11 @@ REFUSALS = frozenset({"INVALID_PARAMETER_VALUE", "BAD_REQUEST", "RESOURCE_ALREAD
                       "INVALID_STATE", "PERMISSION_DENIED", "UNAUTHENTICATED", "RESOURCE_CONFLICT"})
 
 
+# Two runs declaring one new dataset at once (concurrent trials or reproduction cells) race in the store's
+# check-then-insert: the second insert breaks the datasets table's key, as SQLite and as PostgreSQL word it.
+DATASET_KEY_VIOLATIONS = ("UNIQUE constraint failed: datasets", 'violates unique constraint "dataset_pk"')
+
+
 class TrackingRefused(RuntimeError):
     """The tracking store refused a write (not an outage): the message says which call and why."""
 
@@ -65,6 +75,32 @@ class TrackingRefused(RuntimeError):
 def is_refusal(err: Exception) -> bool:
     """Whether ``err`` is the store saying no (a bug to fix), rather than the store being unreachable (to retry)."""
     return isinstance(err, MlflowException) and err.error_code in REFUSALS
+
+
+# The stores this process found unreachable and has not reached since: an outage is reported once, when it starts,
+# and once when it ends, not for every call that waits (a training run makes several per epoch, in several trackers).
+_UNREACHABLE: set[str] = set()
+
+
+def _store_unreachable(uri: str, err: Exception, pending: int) -> None:
+    if uri in _UNREACHABLE:
+        log.debug("MLflow tracking store %s still unreachable (%s); %d call(s) queued", uri, _brief(err), pending)
+        return
+    _UNREACHABLE.add(uri)
+    log.warning("MLflow tracking store %s unavailable (%s): logging is queued and retried (every %.0f s at most), "
+                "the work goes on", uri, _brief(err), RETRY_INTERVAL_S)
+
+
+def _store_reached(uri: str) -> None:
+    if uri in _UNREACHABLE:
+        _UNREACHABLE.discard(uri)
+        log.info("MLflow tracking store %s reachable again; what was queued follows", uri)
+
+
+def _brief(err: Exception) -> str:
+    """An MLflow error on one line, without the endpoint's boilerplate (HTTP errors span several lines)."""
+    text = " ".join(str(err).split())
+    return text if len(text) <= 300 else f"{text[:297]}..."
 
 
 def flatten_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -123,10 +159,14 @@ class RunTracker:
         try:
             experiment_id = ensure_experiment(self.experiment, self.uri)
             run = self.client.create_run(experiment_id, run_name=self.run_name, tags={**system_tags(), **self.tags})
-        except Exception as err:  # noqa: BLE001 - any tracking failure must not stop the caller
-            log.warning("MLflow tracking store %s unreachable (%s); logging is queued and retried.", self.uri, err)
+        except Exception as err:  # noqa: BLE001 - any tracking failure must not stop the caller, but a refused login
+            if is_access_error(err):
+                raise access_denied(self.uri, err.error_code, f"create runs in experiment {self.experiment!r}") \
+                    from None
+            _store_unreachable(self.uri, err, len(self._pending))
             self._retry_at = time.monotonic() + RETRY_INTERVAL_S
             return False
+        _store_reached(self.uri)
         self.run_id = run.info.run_id
         return True
 
@@ -187,7 +227,8 @@ class RunTracker:
             runs = self.client.search_runs(experiments, f"tags.`{tag_names.PIPELINE_OUTPUT}` = '{output}'") \
                 if experiments else []
         except Exception as err:  # noqa: BLE001 - lineage is best effort while the store is down
-            log.warning("could not look up the pipeline run of %s (%s)", output, err)
+            _store_unreachable(self.uri, err, len(self._pending))
+            log.info("could not look up the pipeline run of %s (%s)", output, _brief(err))
             return []
         return [run.info.run_id for run in runs]
 
@@ -197,7 +238,7 @@ class RunTracker:
         try:
             return self.client.get_run(self.run_id).data
         except Exception as err:  # noqa: BLE001
-            log.warning("MLflow run %s unavailable (%s)", self.run_id, err)
+            _store_unreachable(self.uri, err, len(self._pending))
             return None
 
     def logged_before(self, keys: Sequence[str], before: float) -> float:
@@ -224,7 +265,7 @@ class RunTracker:
         try:
             return self.client.get_metric_history(self.run_id, key)
         except Exception as err:  # noqa: BLE001
-            log.warning("MLflow metric history of %s unavailable (%s)", key, err)
+            _store_unreachable(self.uri, err, len(self._pending))
             return None
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
@@ -296,17 +337,18 @@ class RunTracker:
             try:
                 getattr(target, method)(self.run_id, *args, **kwargs)
             except Exception as err:  # noqa: BLE001 - an outage is queued; a refusal re-raised below
-                if is_refusal(err):
+                if is_refusal(err) and not is_access_error(err):
                     self._pending.pop(0)
                     if method == "log_artifact":
                         _discard_staged(kwargs["local_path"])
                     raise TrackingRefused(f"MLflow refused {method} on run {self.run_id}: {err}") from err
-                log.warning("MLflow %s failed (%s); %d call(s) queued for retry.", method, err, len(self._pending))
+                _store_unreachable(self.uri, err, len(self._pending))
                 self._retry_at = time.monotonic() + RETRY_INTERVAL_S
                 return False
             self._pending.pop(0)
             if method == "log_artifact":
                 _discard_staged(kwargs["local_path"])
+        _store_reached(self.uri)
         return True
 
     @property
@@ -326,9 +368,8 @@ class RunTracker:
         try:
             self.client.log_inputs(run_id, inputs)
         except MlflowException as err:
-            # Two runs declaring the same new dataset at once (concurrent trials or reproduction cells) race in the
-            # store: both see it missing, the second insert breaks the unique key. By now it exists: link to it.
-            if "UNIQUE constraint failed: datasets" not in str(err):
+            # The race of DATASET_KEY_VIOLATIONS: both runs saw the dataset missing. By now it exists: link to it.
+            if not any(violation in str(err) for violation in DATASET_KEY_VIOLATIONS):
                 raise
             self.client.log_inputs(run_id, inputs)
 

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import mlflow
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from parabit.paths import project_root
@@ -44,7 +45,8 @@ def ensure_experiment(name: str = DEFAULT_EXPERIMENT, uri: str | None = None) ->
     """The id of experiment ``name`` in store ``uri`` (default: :func:`tracking_uri`), created if missing.
 
     In a SQLite store the experiment's artifacts go to ``mlartifacts/`` beside the database file (for the default
-    store: the project folder), not to MLflow's cwd-relative ``./mlruns``.
+    store: the project folder), not to MLflow's cwd-relative ``./mlruns``. Two processes creating it at once (the
+    first runs of a team's jobs, concurrent trials) both get its id: the one that loses the race reads it.
     """
     uri = uri or tracking_uri()
     client = MlflowClient(uri)
@@ -56,4 +58,9 @@ def ensure_experiment(name: str = DEFAULT_EXPERIMENT, uri: str | None = None) ->
         artifacts = Path(uri.removeprefix("sqlite:///")).resolve().parent / "mlartifacts"
         artifacts.mkdir(parents=True, exist_ok=True)
         artifact_location = (artifacts / name).as_uri()
-    return client.create_experiment(name, artifact_location=artifact_location)
+    try:
+        return client.create_experiment(name, artifact_location=artifact_location)
+    except MlflowException as err:
+        if err.error_code != "RESOURCE_ALREADY_EXISTS" or (experiment := client.get_experiment_by_name(name)) is None:
+            raise
+        return experiment.experiment_id

@@ -1,0 +1,85 @@
+"""Create (or update) a user of an MLflow server started with basic-auth, as a reader or an editor of every run.
+
+Run through ``infra/local/tracking-user.sh``, which supplies the server and the passwords; by hand:
+
+    MLFLOW_TRACKING_USERNAME=admin MLFLOW_TRACKING_PASSWORD=... PARABIT_USER_PASSWORD=... \\
+        .venv/bin/python infra/local/tracking_user.py --uri http://127.0.0.1:26303 alice edit
+
+Passwords come from the environment only (a command line is visible to every user of the machine in ``ps``). The
+two roles live in MLflow's ``default`` workspace (the one every run is in) and are created on first use:
+
+* ``reader``: READ on every experiment and registered model: runs, metrics, artifacts and the registry, nothing more
+  (no run, experiment, model or version can be created: that needs the workspace grant below).
+* ``editor``: USE on the workspace (create experiments and registered models) and EDIT on every experiment and
+  registered model: log runs into the team's experiments, register versions, move aliases. Not delete, not manage
+  users (the admin does).
+
+A user given a role here loses the other one, so running it again changes a user's role or password.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from mlflow.exceptions import MlflowException
+from mlflow.server.auth.client import AuthServiceClient
+
+WORKSPACE = "default"
+ROLES = {
+    "read": ("reader", [("experiment", "*", "READ"), ("registered_model", "*", "READ")]),
+    "edit": ("editor", [("workspace", "*", "USE"), ("experiment", "*", "EDIT"), ("registered_model", "*", "EDIT")]),
+}
+
+
+def ensure_role(admin: AuthServiceClient, name: str, grants: list[tuple[str, str, str]]) -> int:
+    """The id of role ``name`` in the default workspace, created with ``grants`` (or given the ones it lacks)."""
+    role = next((r for r in admin.list_roles(WORKSPACE) if r.name == name), None) or admin.create_role(WORKSPACE, name)
+    held = {(p.resource_type, p.resource_pattern, p.permission) for p in admin.list_role_permissions(role.id)}
+    for grant in grants:
+        if grant not in held:
+            admin.add_role_permission(role.id, *grant)
+    return role.id
+
+
+@click.command()
+@click.option("--uri", required=True, help="the MLflow server, e.g. http://127.0.0.1:26303")
+@click.argument("username")
+@click.argument("access", type=click.Choice(sorted(ROLES)))
+def main(uri: str, username: str, access: str) -> None:
+    """Give USERNAME read or edit access to every run and model of the server (its password: $PARABIT_USER_PASSWORD;
+    the admin's: $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD)."""
+    password = os.environ.get("PARABIT_USER_PASSWORD", "")
+    if not password:
+        sys.exit("tracking_user.py: set PARABIT_USER_PASSWORD to the new user's password")
+    admin = AuthServiceClient(uri)
+    role_ids = {key: ensure_role(admin, name, grants) for key, (name, grants) in ROLES.items()}
+    try:
+        admin.create_user(username, password)
+        done = "created"
+    except MlflowException as err:
+        if err.error_code != "RESOURCE_ALREADY_EXISTS":
+            raise
+        admin.update_user_password(username, password)
+        done = "updated (password replaced)"
+    held = {role.id for role in admin.list_user_roles(username)}
+    for key, role_id in role_ids.items():
+        if key == access and role_id not in held:
+            admin.assign_role(username, role_id)
+        elif key != access and role_id in held:
+            admin.unassign_role(username, role_id)
+    name, grants = ROLES[access]
+    given = ", ".join(f"{permission} on {kind} {pattern}" for kind, pattern, permission in grants)
+    click.echo(f"user {username!r} {done} on {uri}: role {name} ({given})")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except MlflowException as err:  # the admin's login refused, a password MLflow rejects, ...: one line
+        if err.error_code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+            admin = os.environ.get("MLFLOW_TRACKING_USERNAME")
+            sys.exit(f"tracking_user.py: the server refused the login of its admin {admin!r}: check the admin "
+                     "password (--admin-password-file or MLFLOW_AUTH_ADMIN_PASSWORD)")
+        sys.exit(f"tracking_user.py: {' '.join(err.message.split())}")
