@@ -41,7 +41,7 @@ def build_dictionaries(config_path: str | None, directions: tuple[str, ...], ove
     """Build the BilDRL dictionaries (fr-en, en-es, es-en) and the en-es paraphrase set, once, as parquet.
 
     Needs the bilingual spaces trained first (e.g. parabit train --config jobs/configs/bildrl/embeddings_es.yaml, and
-    the same for fr)."""
+    the same for fr); es-en reads WordNet 3.0's database (Debian wordnet-base; or set PARABIT_WORDNET)."""
     from parabit.recipes.bildrl.build import build_dictionaries as build, summary
     from parabit.recipes.bildrl.config import DIRECTIONS, DictionaryBuildConfig
 
