@@ -659,10 +659,10 @@ class ElgoharyPlan(PaperPlan):
         for group in self.groups():
             trained = [r.record.data.get("pairs_kept") for r in results.of(group.key) if r.record.data]
             pairs = trained[0] if trained and trained[0] else \
-                group.config.data.max_pairs or self.available.get(group.config.data.condition, 0)
-            pairs = min(pairs, self.available.get(group.config.data.condition, pairs))
+                group.config.data.max_pairs or self.available.get(group.config.data.condition)
+            pairs = min(pairs, self.available.get(group.config.data.condition, pairs)) if pairs else None
             seeds = 3 if group.key in compared else 1
-            estimate = pairs * self.config.epochs * seeds / rate / 3600 if rate else 0.0
+            estimate = pairs * self.config.epochs * seeds / rate / 3600 if rate and pairs else 0.0
             mine = [r for r in results.of(group.key) if r.record.mlflow_run_id not in counted]
             counted |= {r.record.mlflow_run_id for r in mine}
             spent = sum(r.seconds or 0.0 for r in mine) / 3600
@@ -670,22 +670,26 @@ class ElgoharyPlan(PaperPlan):
             at_main_size += estimate if pairs == main and group.key not in deferred else 0.0
             note = (" (+2 if its effect, or the headline under it, is under 0.05)" if group.key in ablations
                     else " (last)" if group.key in deferred else "")
-            shown = f"{estimate:.1f}" if rate else "—"
-            lines.append(f"| {group.title} | {pairs:,} | {seeds}{note} | {shown} | {spent:.1f} "
+            shown = f"{estimate:.1f}" if rate and pairs else "—"
+            counted_pairs = f"{pairs:,}" if pairs else "not counted yet"
+            lines.append(f"| {group.title} | {counted_pairs} | {seeds}{note} | {shown} | {spent:.1f} "
                          f"({len(results.of(group.key))}) |")
         lines.append(f"| **all** | | | **{total_estimated:.1f}** | **{total_spent:.1f}** |")
         if rate is None:
             return "\n".join(lines) + "\n\nNo cell of this paper is recorded yet: no estimate."
         largest = max(self.config.size_pairs)
         scaled = total_estimated + at_main_size * (largest / main - 1) if main else total_estimated
-        return ("\n".join(lines) + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the median of "
+        unknown = "" if self.available else ("\n\nThe data step has not counted every condition's pairs yet (it does "
+                                             "after its sweeps): the groups marked so, and Table 6's, are not in the "
+                                             "estimate.")
+        at_scale = (f" Had every cell now at {main:,} pairs trained at {largest:,} instead, the plan would take about "
+                    f"{scaled:.0f} h: the main comparison runs at the largest of the paper's sizes at which 3 seeds of "
+                    "it and its ablations fit a few days of 2 cores.") if main else ""
+        return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the median of "
                 f"the {len(rates)} cells of this paper the ledger records). Hours are cell-hours, as the spent "
                 "column's sum of the cells' own times: cells trained side by side (`--parallel 2`) share the wall "
                 "time; a group whose cells repeat another's training (the same settings and seed) spends nothing. "
-                f"The J_bi sweeps ({self._sweep_scale()} per trial) and the data step come on top. Had every cell "
-                f"now at {main or 0:,} pairs trained at {largest:,} instead, the plan would take about {scaled:.0f} "
-                "h: the main comparison runs at the largest of the paper's sizes at which 3 seeds of it and its "
-                "ablations fit a few days of 2 cores.")
+                f"The J_bi sweeps ({self._sweep_scale()} per trial) and the data step come on top.{at_scale}")
 
     def _rederived(self, results) -> str:
         """Which cells read a phrase table of another size than the one the data step recorded for them (empty
