@@ -26,6 +26,14 @@ for name in RAY_ADDRESS MLFLOW_TRACKING_URI PARABIT_DATA PARABIT_OUTPUT; do
 done
 export RAY_ADDRESS MLFLOW_TRACKING_URI PARABIT_DATA PARABIT_OUTPUT
 
+# The uploaded working dir has no .git: the job's runs learn their code's commit (MLflow's mlflow.source.git.commit)
+# and whether the checkout had uncommitted changes from these (parabit.tracking.lineage), unless already set.
+if [ -z "${PARABIT_GIT_COMMIT:-}" ] && PARABIT_GIT_COMMIT="$(git -C "$PROJECT_ROOT" rev-parse HEAD 2>/dev/null)"; then
+    PARABIT_GIT_DIRTY=false
+    [ -z "$(git -C "$PROJECT_ROOT" status --porcelain --untracked-files=no)" ] || PARABIT_GIT_DIRTY=true
+    export PARABIT_GIT_COMMIT PARABIT_GIT_DIRTY
+fi
+
 # The YAML with ${VARIABLES} filled in; a variable it names but the shell lacks is an error, not an empty value.
 runtime_env="$(mktemp "${TMPDIR:-/tmp}/parabit-runtime-env.XXXXXX")"
 log="$(mktemp "${TMPDIR:-/tmp}/parabit-submit-log.XXXXXX")"
@@ -39,9 +47,10 @@ try:
     env["env_vars"] = {k: string.Template(str(v)).substitute(os.environ) for k, v in env.get("env_vars", {}).items()}
 except KeyError as missing:
     sys.exit(f"submit.sh: {source} uses ${{{missing.args[0]}}}, which is not set")
-# The login, only when the submitting shell has one (a server without MLflow's login app needs none).
-env["env_vars"].update({name: os.environ[name] for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD")
-                        if os.environ.get(name)})
+# The login, only when the submitting shell has one (a server without MLflow's login app needs none), and the
+# submitting checkout's commit and dirty flag, when it is a git checkout.
+passed = ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "PARABIT_GIT_COMMIT", "PARABIT_GIT_DIRTY")
+env["env_vars"].update({name: os.environ[name] for name in passed if os.environ.get(name)})
 yaml.safe_dump(env, open(target, "w"))
 PY
 

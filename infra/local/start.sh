@@ -150,7 +150,7 @@ mlflow_store_uri() {  # the MLflow server's backend store
 }
 
 start_mlflow() {
-    local store auth_args=()
+    local store auth_args=() auth_env=()
     store="$(mlflow_store_uri)"
     if [ "$AUTH" = true ]; then
         # MLflow's login app. With workspaces on (every run stays in the one `default` workspace) creating an
@@ -168,17 +168,22 @@ start_mlflow() {
         [ -n "$admin_password" ] || mlflow_admin_exists || die "--auth: the first start creates MLflow's \
 admin user '$MLFLOW_ADMIN_USER' and needs its password: set MLFLOW_AUTH_ADMIN_PASSWORD or pass \
 --admin-password-file FILE"
+        # Only with the login app: MLflow's server reads its auth settings on some requests (runs/search) whenever
+        # the `auth` extra is installed, and a MLFLOW_AUTH_CONFIG_PATH naming no file fails them all (HTTP 500).
+        auth_env=(MLFLOW_AUTH_CONFIG_PATH="$MLFLOW_AUTH_INI" MLFLOW_AUTH_ADMIN_PASSWORD="$admin_password"
+                  MLFLOW_FLASK_SERVER_SECRET_KEY="$(cat "$MLFLOW_SECRET_KEY_FILE")")
     fi
     log "starting the MLflow server at $MLFLOW_URL (store $store, artifacts $STATE_DIR/mlartifacts, login $AUTH)"
     # One worker and no job runner: ~0.5 GB and ~10 s to healthy instead of ~1.1 GB and ~16 s. Artifacts are
     # proxied by the server: jobs on any node upload over HTTP. Secrets reach the server through its environment
     # only (never its command line, which `ps` shows to every user).
-    PGPASSFILE="$POSTGRES_PASSFILE" MLFLOW_AUTH_CONFIG_PATH="$MLFLOW_AUTH_INI" \
-        MLFLOW_FLASK_SERVER_SECRET_KEY="$( [ "$AUTH" = false ] || cat "$MLFLOW_SECRET_KEY_FILE")" \
-        MLFLOW_AUTH_ADMIN_PASSWORD="${admin_password:-}" MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false \
+    (
+        export PGPASSFILE="$POSTGRES_PASSFILE" MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false
+        [ "${#auth_env[@]}" -eq 0 ] || export "${auth_env[@]}"
         spawn mlflow "$STATE_DIR/logs/mlflow.log" mlflow server "${auth_args[@]}" \
-        --backend-store-uri "$store" --artifacts-destination "$STATE_DIR/mlartifacts" --serve-artifacts \
-        --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
+            --backend-store-uri "$store" --artifacts-destination "$STATE_DIR/mlartifacts" --serve-artifacts \
+            --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1
+    )
 }
 
 mlflow_admin_exists() {  # whether the login store already has its admin (MLflow creates it on the first start)

@@ -5,6 +5,8 @@ facts."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from parabit.config import load_config
@@ -21,9 +23,15 @@ ES_EN = "dictionary-es-en@dictionary-es-en:2"
 
 @pytest.fixture(scope="module")
 def restored(outputs, tmp_path_factory):
-    """The plan and its planned cells, restored from the committed ledger (nothing prepared)."""
+    """The plan and its planned cells, restored from the committed ledger as it was before the es-en dictionary
+    changed (its data step's records made by the new code left out; nothing prepared)."""
+    folder = tmp_path_factory.mktemp("ledger")
+    lines = (project_path("docs/reproduction") / "bildrl.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    (folder / "bildrl.jsonl").write_text("".join(line + "\n" for line, record in zip(lines, records)
+                                                 if not (record["kind"] == "prepared" and ES_EN in record["facts"])))
     config = load_config(ReproduceConfig, project_path("jobs/configs/reproduction.yaml")).model_copy(update={
-        "ledger": "docs/reproduction", "document": str(tmp_path_factory.mktemp("doc") / "reproduction.md")})
+        "ledger": str(folder), "document": str(tmp_path_factory.mktemp("doc") / "reproduction.md")})
     reproduction = Reproduction(config, {})
     paper = PaperRun(BilDRLPlan(PlanContext(config)))
     reproduction.open(paper, prepare=False)

@@ -69,8 +69,8 @@ def _sweep(condition: str, trials: list[dict], reading: str = "stated") -> dict:
 
 def _rescored(group: str, trials: list[dict], full: list[float], chosen: int) -> dict:
     """The plan's record of a re-scoring: ``trials`` re-trained at the cells' scale scored ``full`` on dev."""
-    candidates = [{"group": f"{group}-rescore{i}", "trial": t["trial"], "typed": t["typed"], "proxy_dev": t["dev_score"]}
-                  for i, t in enumerate(trials, 1)]
+    candidates = [{"group": f"{group}-rescore{i}", "trial": t["trial"], "typed": t["typed"],
+                   "proxy_dev": t["dev_score"]} for i, t in enumerate(trials, 1)]
     return {"candidates": candidates, "dev": {c["group"]: d for c, d in zip(candidates, full)},
             "chosen": candidates[chosen]["group"], "choice": candidates[chosen]["typed"]}
 

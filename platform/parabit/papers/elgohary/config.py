@@ -76,9 +76,9 @@ class ReproductionConfig(Config):
     def _contested_only_where_stated(self):
         for condition, reading in self.contested.items():
             if not set(reading) <= set(self.stated.get(condition, {})):
-                raise ValueError(f"contested.{condition} names {sorted(set(reading) - set(self.stated.get(condition, {})))}"
-                                 f", which stated.{condition} does not state: a contested reading replaces a stated "
-                                 "choice")
+                unstated = sorted(set(reading) - set(self.stated.get(condition, {})))
+                raise ValueError(f"contested.{condition} names {unstated}, which stated.{condition} does not state: a "
+                                 "contested reading replaces a stated choice")
         return self
 
     @model_validator(mode="after")

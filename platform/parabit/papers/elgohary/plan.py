@@ -116,7 +116,8 @@ class ElgoharySettings(Config):
     then trained at the cells' own scale (their pairs and epochs, the first seed) and scored on the dev set, the
     best there giving the condition's cells their settings (0: the sweep's own best point). The sweep runs at the
     paper's proxy scale (its J_pa speed-up), which a point's rank need not survive: these runs are cells of their
-    own (``<condition>-jbi-rescore<i>``), recorded in the ledger. ``--quick``: ``quick_conditions`` only (no phrase pipeline), ``quick_pairs`` pairs each,
+    own (``<condition>-jbi-rescore<i>``), recorded in the ledger. ``--quick``: ``quick_conditions`` only (no phrase
+    pipeline), ``quick_pairs`` pairs each,
     one epoch, no analyses or ablations."""
 
     config: ConfigFile
@@ -389,7 +390,8 @@ class ElgoharyPlan(PaperPlan):
                 for benchmark, subset, label in ROWS if subset in ("mean", "test")),
             corner="set",
             note="The untrained start of a column is its cells' own model before the first step (the same seed, "
-                 f"vocabulary and unknown-word rule), evaluated by the same runs: a trained number marked {BELOW_START} "
+                 "vocabulary and unknown-word rule), evaluated by the same runs: a trained number marked "
+                 f"{BELOW_START} "
                  "is below it (training made the model worse; the section *Cells below their untrained start* "
                  "says what the ablations measured of why).")
         tables = [table3]
@@ -413,7 +415,8 @@ class ElgoharyPlan(PaperPlan):
             for name in TEST_SETS:
                 metric = Metric.named(f"{name}/{'test' if name == 'sick' else 'mean'}/pearson", digits=2)
                 entries = [Entry(self._size_group(n), metric, TABLE6[name][TABLE6_SIZES.index(label)]
-                                 if label in TABLE6_SIZES else None, start=UNTRAINED) for n, label in self.sizes.items()]
+                                 if label in TABLE6_SIZES else None, start=UNTRAINED)
+                           for n, label in self.sizes.items()]
                 entries.append(Entry("bilingual_sentences-jbi" if "bilingual_sentences" in self.config.conditions
                                      else None, metric, paper_value(name, "test" if name == "sick" else "mean",
                                                                     "bilingual_sentences", "jbi"), start=UNTRAINED))
@@ -685,7 +688,8 @@ class ElgoharyPlan(PaperPlan):
         at_scale = (f" Had every cell now at {main:,} pairs trained at {largest:,} instead, the plan would take about "
                     f"{scaled:.0f} h: the main comparison runs at the largest of the paper's sizes at which 3 seeds of "
                     "it and its ablations fit a few days of 2 cores.") if main else ""
-        return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the median of "
+        return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the "
+                "median of "
                 f"the {len(rates)} cells of this paper the ledger records). Hours are cell-hours, as the spent "
                 "column's sum of the cells' own times: cells trained side by side (`--parallel 2`) share the wall "
                 "time; a group whose cells repeat another's training (the same settings and seed) spends nothing. "
@@ -718,7 +722,8 @@ class ElgoharyPlan(PaperPlan):
     def _rescored_table(self, results) -> str:
         """Each tuning's points: their dev score at the sweep's proxy scale and at the cells' own scale, and which
         one the cells took."""
-        lines = ["| tuning | point | parameters | dev r, proxy | dev r, cells' scale | taken |", "|---|---|---|---|---|---|"]
+        lines = ["| tuning | point | parameters | dev r, proxy | dev r, cells' scale | taken |",
+                 "|---|---|---|---|---|---|"]
         for key, rescored in self.rescored.items():
             proxy_best = self.sweeps[key]["best_params"]
             for candidate in rescored["candidates"]:
