@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 import ray
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from ray import tune
 from ray.train import Checkpoint
@@ -47,6 +48,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
+from parabit.tracking.run_tracker import call_patiently, is_refusal
 from parabit.training import (Divergence, RunStopped, TrainingDiverged, check_resources, evaluate_checkpoint,
                               open_tracker, remember_run, run_directory, run_training)
 from parabit.sweeps.space import SearchSpace
@@ -216,7 +218,14 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
         if interrupted and not _actors_ended(TRIAL_ACTORS):
             log.warning("sweep %s: trial actors were still alive %d s after the interruption; closing their MLflow "
                         "runs anyway", space.name, ACTORS_WAIT_S)
-        _close_trial_runs(parent.uri, space, results, interrupted=interrupted)
+        try:
+            call_patiently(lambda: _close_trial_runs(parent.uri, space, results, interrupted=interrupted))
+        except (MlflowException, OSError) as err:
+            if is_refusal(err):
+                raise
+            # The trials are done and their numbers logged: a store that does not answer costs their runs' status.
+            log.warning("sweep %s: could not close its trials' MLflow runs (%s); any left RUNNING stay so",
+                        space.name, " ".join(str(err).split())[:300])
         if interrupted:
             raise SweepInterrupted(f"sweep {space.name} interrupted after {ended} of {space.trial_count} trials; "
                                    "its state is saved: run the same command again to resume it")

@@ -24,7 +24,7 @@ from parabit.export.pyfunc import log_embedder, save_embedder_model
 from parabit.paths import output_root
 from parabit.tracking import tags
 from parabit.tracking.lineage import command_line
-from parabit.tracking.run_tracker import RunTracker, is_refusal
+from parabit.tracking.run_tracker import STORE_WAIT_S, RunTracker, call_patiently, is_refusal
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +33,6 @@ CHAMPION = "champion"
 DEV_SCORE_TAG = "parabit.dev_score"
 DEV_SET_TAG = "parabit.dev_set"
 
-# A tracking server restarting as training ends (it took ~35 s on a loaded 2-core machine) must not send the model to
-# a local folder: a run whose store stops answering at registration waits this long for it before saving locally.
-REGISTER_WAIT_S = 120.0
-REGISTER_POLL_S = 5.0
 
 
 @contextlib.contextmanager
@@ -64,11 +60,12 @@ def fluent_store(uri: str):
 def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, alias: str | None = None,
                    registered_name: str | None = None) -> str | None:
     """Log ``embedder`` as a pyfunc model in the tracker's run and register it (``models:/<name>/<version>``); if
-    the tracking store stops answering, wait up to :data:`REGISTER_WAIT_S` for it, then save the model locally
-    instead and say where (at once when the run never reached the store).
+    the tracking store stops answering, wait up to :data:`~parabit.tracking.run_tracker.STORE_WAIT_S` for it, then
+    save the model locally instead and say where (at once when the run never reached the store).
 
-    A run that already registered its model (a re-run after the driver was killed before the run finished) keeps
-    that model version instead of registering a second one. ``alias`` (e.g. ``candidate``) is set on the version."""
+    A run that already registered its model (a re-run after the driver was killed before the run finished, or a
+    first attempt whose version the store created but whose answer never came back) keeps that model version
+    instead of registering a second one. ``alias`` (e.g. ``candidate``) is set on the version."""
     name = registered_name or config.tracking.register_as
     registered = tracker.logged_tag(tags.MODEL_URI)
     if registered:
@@ -82,12 +79,11 @@ def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, a
         failure = err
     if tracker.run_id is not None and not is_refusal(failure):
         log.warning("could not log the model to MLflow (%s); waiting up to %.0f s for the store to answer",
-                    failure, REGISTER_WAIT_S)
-        if _store_answers_within(tracker, REGISTER_WAIT_S):
-            try:
-                return _log_and_register(config, tracker, embedder, name, alias)
-            except Exception as err:  # noqa: BLE001
-                failure = err
+                    failure, STORE_WAIT_S)
+        try:
+            return call_patiently(lambda: _log_and_register(config, tracker, embedder, name, alias, again=True))
+        except Exception as err:  # noqa: BLE001
+            failure = err
     fallback = output_root() / "models" / f"{config.name}-{int(time.time())}"
     save_embedder_model(embedder, fallback)
     log.warning("could not log the model to MLflow (%s); saved it to %s instead", failure, fallback)
@@ -95,15 +91,22 @@ def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, a
 
 
 def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, name: str | None,
-                      alias: str | None) -> str:
+                      alias: str | None, again: bool = False) -> str:
+    """Log and register; ``again``: after a failed attempt, whose version of ``name`` (if the store made one before
+    its answer was lost) is taken instead of logging a second model."""
     if tracker.run_id is None:
         raise ConnectionError("no MLflow run (tracking store unreachable)")
-    with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
-        info = log_embedder(embedder, registered_model_name=name or None)
-    uri = info.model_uri
-    if name and info.registered_model_version:
-        version = str(info.registered_model_version)
-        client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
+    client = MlflowClient(tracker.uri, registry_uri=tracker.uri)
+    made = client.search_model_versions(f"name = '{name}' and run_id = '{tracker.run_id}'") if again and name else []
+    if made:
+        version = str(min(int(v.version) for v in made))
+        uri = f"models:/{name}/{version}"
+    else:
+        with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
+            info = log_embedder(embedder, registered_model_name=name or None)
+        uri = info.model_uri
+        version = str(info.registered_model_version) if name and info.registered_model_version else None
+    if version is not None:
         client.update_model_version(name, version, description=f"{config.name}: {command_line()}")
         for key, value in {tags.RUN_NAME: config.name, **dev_tags(embedder, promotion_dev_set(config))}.items():
             client.set_model_version_tag(name, version, key, value)
@@ -112,18 +115,6 @@ def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, n
         uri = f"models:/{name}/{version}"
     tracker.set_tags({tags.MODEL_URI: uri})
     return uri
-
-
-def _store_answers_within(tracker: RunTracker, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            tracker.client.get_run(tracker.run_id)
-            return True
-        except Exception:  # noqa: BLE001 - still unreachable
-            if time.monotonic() + REGISTER_POLL_S > deadline:
-                return False
-            time.sleep(REGISTER_POLL_S)
 
 
 def set_alias(uri: str, name: str, alias: str, version: str) -> None:

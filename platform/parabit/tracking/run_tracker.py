@@ -34,9 +34,9 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
@@ -53,8 +53,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 MAX_PARAM_LENGTH = 6000
 RETRY_INTERVAL_S = 20.0
+# A tracking server restarting (it took ~35 s on a loaded 2-core machine), or too loaded to answer within MLflow's
+# timeout: what must reach the store before a command ends (a model's registration, a sweep closing its trials' runs)
+# waits this long for it, asking every STORE_POLL_S.
+STORE_WAIT_S = 120.0
+STORE_POLL_S = 5.0
 # The folders (one per file, in the temporary directory) that hold the copy of an artifact whose upload waits.
 STAGED_PREFIX = "parabit-artifact-"
 
@@ -95,6 +102,22 @@ def _store_reached(uri: str) -> None:
     if uri in _UNREACHABLE:
         _UNREACHABLE.discard(uri)
         log.info("MLflow tracking store %s reachable again; what was queued follows", uri)
+
+
+def call_patiently(call: Callable[[], T], wait_s: float = STORE_WAIT_S) -> T:
+    """``call()`` (a few MLflow calls that may be made again, e.g. closing runs that are still open), made again
+    every :data:`STORE_POLL_S` while the store does not answer, for up to ``wait_s``: a store restarting, or too
+    loaded to answer within MLflow's timeout, costs a wait, not the work. A refusal (:func:`is_refusal`) is raised at
+    once, as is any error that is not the store's (a bug); when ``wait_s`` has passed, the last error."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return call()
+        except (MlflowException, OSError) as err:  # an outage waits; a refusal, or the deadline, raises
+            if is_refusal(err) or time.monotonic() + STORE_POLL_S > deadline:
+                raise
+            log.debug("MLflow store not answering (%s); trying again in %.0f s", _brief(err), STORE_POLL_S)
+            time.sleep(STORE_POLL_S)
 
 
 def _brief(err: Exception) -> str:
