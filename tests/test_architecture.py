@@ -36,13 +36,19 @@ def owner(module: str, parts: set[str]) -> str | None:
     return max(candidates, key=len, default=None)
 
 
-def imports_of(path: Path) -> set[str]:
-    """The ``parabit.*`` modules a file imports (anywhere in it, function-level imports included), dotted below
-    ``parabit``."""
+def imports_of(path: Path, modules: set[str] | None = None) -> set[str]:
+    """The ``parabit.*`` modules a file imports (anywhere in it: function-level imports and those for annotations
+    only, under ``if TYPE_CHECKING:``, included: either way one module needs the other), dotted below ``parabit``.
+    With ``modules`` (the library's), ``from parabit.tracking import tags`` is the module ``tracking.tags``, not the
+    package's face."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parabit."):
-            found.add(node.module.removeprefix("parabit."))
+            module = node.module.removeprefix("parabit.")
+            submodules = {f"{module}.{alias.name}" for alias in node.names} & (modules or set())
+            found |= submodules
+            if len(submodules) < len(node.names):
+                found.add(module)
         elif isinstance(node, ast.Import):
             found |= {alias.name.removeprefix("parabit.") for alias in node.names if alias.name.startswith("parabit.")}
     return found
@@ -80,3 +86,51 @@ def test_the_training_kernel_is_used_through_its_face_only():
     inside = [f"{path.relative_to(ROOT)} imports parabit.{target}" for path in users for target in imports_of(path)
               if target.startswith("training.")]
     assert not inside, "imports from inside the training kernel:\n" + "\n".join(sorted(inside))
+
+
+def module_of(path: Path) -> str:
+    """A library file's dotted module name below ``parabit`` (a package: its folder's name)."""
+    return ".".join(path.relative_to(LIBRARY).with_suffix("").parts).removesuffix(".__init__")
+
+
+def import_circles() -> list[list[str]]:
+    """The groups of library modules that import each other in a loop (:func:`imports_of`), each sorted: the strongly
+    connected components of the import graph with more than one module."""
+    modules = {module_of(path): path for path in LIBRARY.rglob("*.py") if path != LIBRARY / "__init__.py"}
+    graph = {name: {target for target in imports_of(path, set(modules)) if target in modules and target != name}
+             for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return circles
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """A circle (``data.bitext`` ↔ ``data.heldout`` once) means neither module can be understood, tested or moved
+    without the other: one of them holds what the other needs, or a contract belongs to the lower one."""
+    assert not import_circles(), "modules that import each other: " + "; ".join(" ↔ ".join(c)
+                                                                              for c in import_circles())

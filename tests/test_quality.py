@@ -130,3 +130,67 @@ def test_a_recipe_over_several_seeds_is_their_mean_and_sd_and_its_gain_is_read_a
     first, other = plan.recipe_config(plan.champion, plan.seeds[0]), plan.recipe_config(plan.champion, 2)
     assert first == plan.recipe_config(plan.champion)  # the config's own seed keeps its run name (finished runs reused)
     assert (other.seed, other.name) == (2, f"{first.name}-seed2")
+
+
+TRANSFORMER_PLANS = [project_path("jobs/configs/bilingual/transformer_plan.yaml"),
+                     project_path("jobs/configs/bilingual/transformer_english_plan.yaml")]
+
+
+@pytest.mark.parametrize("path", TRANSFORMER_PLANS, ids=["transformer", "transformer-english"])
+def test_the_transformer_plans_commands_re_create_their_configs(path):
+    test_each_recipe_s_command_re_creates_its_config(path)
+
+
+def test_the_english_transformer_row_reads_the_back_translations_and_selects_on_english_dev():
+    plan = load_config(QualityPlan, TRANSFORMER_PLANS[1])
+    assert plan.pipelines_read(list(plan.recipes)) == {"quality-bt-es"}
+    assert {step.config for step in plan.data} == {"jobs/configs/quality/bt_es.yaml"}
+    config = plan.recipe_config("jpa-backtranslations")
+    assert config.dev == "sts2012-train+sick-train-trial" and not config.data.bilingual
+    assert plan.seeds == (1, 2, 3) and plan.bar == "all-minilm-l6-v2"
+
+
+def log_curve(store: str, experiment: str, name: str, curve: list[tuple[int, float]], untrained: float) -> None:
+    """A finished run ``name`` whose dev score was ``untrained`` at step 0 and then each ``(pairs_seen, score)``."""
+    from parabit.tracking import RunTracker, tags
+
+    tracker = RunTracker(experiment, name, tags={tags.RUN_NAME: name}, uri=store)
+    tracker.start()
+    with tracker.closing():
+        tracker.log_metrics({"dev_score": untrained}, step=0)
+        for epoch, (pairs, score) in enumerate(curve, 1):
+            tracker.log_metrics({"dev_score": score, "pairs_seen": pairs}, step=epoch)
+
+
+def test_the_dev_curve_is_read_from_the_runs_metrics(isolated_mlflow_store):
+    from parabit.quality import dev_curve_markdown
+
+    log_curve(isolated_mlflow_store, "curve-test", "curve-run", [(4000, 0.41), (8000, 0.52)], untrained=0.16)
+    table = dev_curve_markdown("curve-test", ["curve-run"], uri=isolated_mlflow_store)
+    assert table.splitlines()[0] == "| run | 0 | 4,000 | 8,000 |"
+    assert table.splitlines()[2] == "| curve-run | 0.160 | 0.410 | 0.520 |"
+    with pytest.raises(ValueError, match="no run named 'other'"):
+        dev_curve_markdown("curve-test", ["other"], uri=isolated_mlflow_store)
+
+
+def test_the_transformer_plan_s_dev_curve_shows_each_recipe_s_run_and_its_dev_set(isolated_mlflow_store):
+    from parabit.quality import dev_curve_section
+
+    plan = load_config(QualityPlan, TRANSFORMER_PLANS[0])
+    names = [plan.recipe_config(recipe).name for recipe in plan.recipes]
+    assert names == ["transformer-es", "transformer-es-ranking"]
+    log_curve(isolated_mlflow_store, "parabit-transformer", names[0], [(4000, 0.5), (8000, 0.6)], untrained=0.16)
+    log_curve(isolated_mlflow_store, "parabit-transformer", names[1], [(4000, 0.7)], untrained=0.16)
+    section = dev_curve_section(plan, uri=isolated_mlflow_store)
+    assert section.startswith("Dev score (tatoeba-es-dev) against pairs seen")
+    assert "| transformer-es | 0.160 | 0.500 | 0.600 |" in section
+    assert "| transformer-es-ranking | 0.160 | 0.700 | – |" in section  # a shorter run: its missing slice a dash
+
+
+def test_the_dev_curve_command_names_what_it_cannot_read(tmp_path, capsys):
+    from parabit.quality import main
+
+    assert main(["dev-curve", str(tmp_path / "missing.yaml")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("error: ") and "missing.yaml" in error and "\n" not in error
+    assert main(["curve"]) == 2

@@ -10,6 +10,7 @@ read and the recipes (a training config plus ``--set`` overrides each). ``parabi
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,3 +301,69 @@ def write_table(path: Path, table: str, plan_name: str = "quality") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def dev_curve_markdown(experiment: str, run_names: Sequence[str], uri: str | None = None) -> str:
+    """The dev score of each named training run after every epoch, against the pairs it had trained on by then (its
+    ``dev_score`` and ``pairs_seen`` metrics; step 0, the untrained model, at 0 pairs), as a Markdown table with one
+    row per run and one column per number of pairs. A run the store does not have: ValueError naming it."""
+    from mlflow.tracking import MlflowClient
+
+    from parabit.tracking import tags
+    from parabit.tracking.store import tracking_uri
+
+    client = MlflowClient(uri or tracking_uri())
+    found = client.get_experiment_by_name(experiment)
+    curves: dict[str, dict[int, float]] = {}
+    for name in run_names:
+        runs = client.search_runs([found.experiment_id], f"tags.`{tags.RUN_NAME}` = '{name}'") if found else []
+        if not runs:
+            raise ValueError(f"no run named {name!r} in experiment {experiment!r} of {client.tracking_uri}")
+        run_id = runs[0].info.run_id
+        seen = {m.step: int(m.value) for m in client.get_metric_history(run_id, "pairs_seen")} | {0: 0}
+        curves[name] = {seen[m.step]: m.value for m in client.get_metric_history(run_id, "dev_score")
+                        if m.step in seen}
+    columns = sorted({pairs for curve in curves.values() for pairs in curve})
+    lines = ["| run | " + " | ".join(f"{pairs:,}" for pairs in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines += [f"| {name} | " + " | ".join(_cell(curve.get(pairs)) for pairs in columns) + " |"
+              for name, curve in curves.items()]
+    return "\n".join(lines)
+
+
+def dev_curve_section(plan: QualityPlan, uri: str | None = None) -> str:
+    """The dev curves of the runs of ``plan`` (every recipe, every seed), by dev set: what each run scored on its dev
+    set after each epoch against the pairs it had trained on (:func:`dev_curve_markdown`), for the plan's document."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for recipe in plan.recipes:
+        for seed in plan.seeds:
+            config = plan.recipe_config(recipe, seed)
+            key = (config.tracking.experiment, getattr(config, "dev", "the recipe's dev set"))
+            groups.setdefault(key, []).append(config.name)
+    return "\n\n".join(f"Dev score ({dev}) against pairs seen, after each epoch (0: the untrained start; MLflow "
+                        f"experiment `{experiment}`):\n\n{dev_curve_markdown(experiment, names, uri)}"
+                        for (experiment, dev), names in groups.items())
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m parabit.quality dev-curve PLAN.yaml``: write the dev curves of the plan's finished runs into the
+    plan's document, below its table (until ``parabit quality`` writes them itself). A plan that does not load, or a
+    run the store does not have, is one line and exit code 2."""
+    from parabit.config import ConfigError, load_config
+
+    if len(argv) != 2 or argv[0] != "dev-curve":
+        print("usage: python -m parabit.quality dev-curve PLAN.yaml", file=sys.stderr)
+        return 2
+    try:
+        plan = load_config(QualityPlan, project_path(argv[1]))
+        section = dev_curve_section(plan)
+    except (ConfigError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(section)
+    if plan.document is not None:
+        print(f"dev curve written to {write_table(project_path(plan.document), section, f'{plan.name}-dev-curve')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

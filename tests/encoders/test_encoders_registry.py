@@ -1,4 +1,5 @@
-"""build_encoder: every name builds its class; options pass through; unknown names are refused."""
+"""build_encoder: every name builds its class; options pass through; unknown names are refused. (The transformer
+encoder reads its sizes from a checkpoint folder: tests/encoders/test_transformer.py.)"""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from parabit.encoders import (
     LinearBOWEncoder,
     LSTMEncoder,
     SentenceEncoder,
+    TransformerEncoder,
     build_encoder,
 )
 
@@ -33,7 +35,7 @@ EXPECTED = {
 
 
 def test_registry_names():
-    assert ENCODERS == EXPECTED
+    assert ENCODERS == {**EXPECTED, "transformer": TransformerEncoder}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
@@ -51,7 +53,12 @@ def test_options_reach_the_class():
 
 
 def test_unknown_name_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown encoder 'transformer'") as error:
-        build_encoder("transformer", 12, 4)
-    for name in EXPECTED:
+    with pytest.raises(ValueError, match="unknown encoder 'bert'") as error:
+        build_encoder("bert", 12, 4)
+    for name in ENCODERS:
         assert name in str(error.value)
+
+
+def test_the_transformer_by_name_asks_for_its_checkpoint():
+    with pytest.raises(ValueError, match="reads a Hugging Face checkpoint folder"):
+        build_encoder("transformer", 12, 4)

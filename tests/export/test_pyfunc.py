@@ -83,4 +83,25 @@ def test_saved_model_requires_public_versions_of_what_it_imports_and_nothing_els
     imported = _imported_distributions(MODEL_CODE, PACKAGE_DIR)
     # mlflow's modules belong to mlflow, mlflow-skinny and mlflow-tracing: requiring mlflow covers them
     imported = {d for d in imported if not d.startswith("mlflow-")}
-    assert required == imported
+    # transformers is imported inside the transformer encoder's functions, which only a transformer model runs (its
+    # own requirements name it: the test below).
+    assert required == imported - TRANSFORMER_ONLY
+
+
+TRANSFORMER_ONLY = {"transformers"}
+# What transformers reads a saved checkpoint with: its tokenizer.json and model.safetensors.
+CHECKPOINT_READERS = {"tokenizers", "safetensors"}
+
+
+def test_a_transformer_model_requires_transformers_and_what_reads_its_checkpoint(tmp_path):
+    from packaging.requirements import Requirement
+
+    from parabit.encoders import TransformerEmbedder, TransformerEncoder
+    from parabit.export.pyfunc import MODEL_CODE, PACKAGE_DIR
+    from parabit.teacher.model import packaged_checkpoint
+
+    embedder = TransformerEmbedder(TransformerEncoder.from_checkpoint(packaged_checkpoint()))
+    folder = save_embedder_model(embedder, tmp_path / "model")
+    required = {Requirement(line).name.lower() for line in (folder / "requirements.txt").read_text().split()}
+    imported = {d for d in _imported_distributions(MODEL_CODE, PACKAGE_DIR) if not d.startswith("mlflow-")}
+    assert required == imported | CHECKPOINT_READERS

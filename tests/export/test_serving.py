@@ -1,5 +1,5 @@
-"""`parabit serve` over real HTTP: a small registered parabit model served by `mlflow models serve` answers
-/invocations with the vectors `mlflow.pyfunc.load_model(uri).predict` gives for the same texts."""
+"""`parabit serve` over real HTTP: a small registered parabit model (and a transformer) served by `mlflow models serve`
+answers /invocations with the vectors `mlflow.pyfunc.load_model(uri).predict` gives for the same texts."""
 
 from __future__ import annotations
 
@@ -31,46 +31,68 @@ TEXTS = ["A man plays a guitar.", "The cat sleeps.", "", "Unknown words only: zy
 PARABIT = Path(sys.executable).with_name("parabit")  # the console script of this virtualenv
 
 
-def register_small_model(store: str) -> str:
-    """An untrained AVG encoder over a small vocabulary, logged and registered as NAME, aliased @champion."""
+def small_model() -> SentenceEmbedder:
+    """An untrained AVG encoder over a small vocabulary."""
     torch.manual_seed(0)
     vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar the cat sleeps".split()])
     spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 16, "options": {}}
-    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    return SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+
+
+def register(store: str, embedder) -> str:
+    """``embedder`` logged and registered as NAME, aliased @champion."""
     with fluent_store(store), mlflow.start_run(experiment_id=ensure_experiment("serving-test", store)):
         info = log_embedder(embedder, registered_model_name=NAME)
     MlflowClient(store, registry_uri=store).set_registered_model_alias(NAME, "champion", info.registered_model_version)
     return f"models:/{NAME}@champion"
 
 
-@pytest.mark.slow
-def test_parabit_serve_answers_invocations_like_the_loaded_model(tmp_path):
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    uri = register_small_model(store)
+def served_vectors(store: str, uri: str, folder: Path) -> tuple[np.ndarray, np.ndarray, str]:
+    """What `parabit serve` answers for TEXTS over HTTP, what the loaded model predicts, and the server's log."""
     port = free_port()
     env = {**os.environ, "MLFLOW_TRACKING_URI": store}
     # From another folder, through the console script: the server must find the store from MLFLOW_TRACKING_URI
     # and uvicorn from the virtualenv whatever the shell's PATH (parabit serve puts the venv's bin/ first).
     env["PATH"] = "/usr/bin:/bin"
-    log = tmp_path / "serve.log"
+    log = folder / "serve.log"
     with open(log, "w") as out:
-        server = subprocess.Popen([str(PARABIT), "serve", "--model-uri", uri, "--port", str(port)], cwd=tmp_path,
+        server = subprocess.Popen([str(PARABIT), "serve", "--model-uri", uri, "--port", str(port)], cwd=folder,
                                   env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        up = wait_for_http(f"http://127.0.0.1:{port}/ping", timeout=180)
-        assert up, f"no /ping within 180 s (exit code {server.poll()}): {log.read_text()[-3000:]}"
+        up = wait_for_http(f"http://127.0.0.1:{port}/ping", timeout=300)
+        assert up, f"no /ping within 300 s (exit code {server.poll()}): {log.read_text()[-3000:]}"
         # The pyfunc input is a DataFrame with a `text` column; MLflow's scoring server takes it as dataframe_split.
         body = json.dumps({"dataframe_split": {"columns": ["text"], "data": [[text] for text in TEXTS]}}).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{port}/invocations", data=body,
                                          headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=120) as response:
             assert response.status == 200
             served = np.asarray(json.load(response)["predictions"], dtype=np.float64)
     finally:
         stop_process_group(server)
-
     with fluent_store(store):
         expected = mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": TEXTS}))
+    return served, np.asarray(expected, dtype=np.float64), log.read_text()
+
+
+@pytest.mark.slow
+def test_parabit_serve_answers_invocations_like_the_loaded_model(tmp_path):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = register(store, small_model())
+    served, expected, log = served_vectors(store, uri, tmp_path)
     assert served.shape == (len(TEXTS), 16)
-    np.testing.assert_allclose(served, np.asarray(expected, dtype=np.float64), rtol=0, atol=1e-6)
-    assert f"serving {uri} from {store}" in log.read_text()
+    np.testing.assert_allclose(served, expected, rtol=0, atol=1e-6)
+    assert f"serving {uri} from {store}" in log
+
+
+# Slow (minutes on 2 cores): the server loads the 90 MB transformer and its tokenizer from the model's artifacts.
+@pytest.mark.slow
+def test_a_served_transformer_answers_like_the_loaded_model(tmp_path):
+    from parabit.encoders import TransformerEmbedder, TransformerEncoder
+    from parabit.teacher.model import packaged_checkpoint
+
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = register(store, TransformerEmbedder(TransformerEncoder.from_checkpoint(packaged_checkpoint()), ("en", "es")))
+    served, expected, _ = served_vectors(store, uri, tmp_path)
+    assert served.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(served, expected, rtol=0, atol=1e-6)

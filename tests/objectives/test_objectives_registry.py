@@ -11,10 +11,13 @@ from parabit.objectives import (
     DictionarySoftmaxLoss,
     MaLSTMClassificationLoss,
     MaLSTMRegressionLoss,
+    MultilingualDistillationLoss,
     ParaphraseMarginLoss,
     SimilarityDistillationLoss,
     SimilarityKLLoss,
+    TranslationRankingLoss,
     build_objective,
+    objective_names,
 )
 
 
@@ -28,7 +31,15 @@ def test_registry_names():
         "dictionary_softmax": DictionarySoftmaxLoss,
         "similarity_distillation": SimilarityDistillationLoss,
         "similarity_kl": SimilarityKLLoss,
+        "multilingual_distillation": MultilingualDistillationLoss,
+        "translation_ranking": TranslationRankingLoss,
     }
+
+
+def test_roles_tell_what_each_recipe_may_use():
+    assert objective_names("pair") == ("jbi", "jpa")  # what the pairs and bilingual recipes take
+    assert objective_names("teacher_target") == ("multilingual_distillation",)
+    assert objective_names("ranking") == ("translation_ranking",)
 
 
 def test_build_with_options():

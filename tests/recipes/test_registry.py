@@ -19,8 +19,8 @@ def test_each_name_leads_to_the_recipe_of_that_name(name):
 
 
 def test_an_unknown_name_is_a_config_error_naming_the_choices():
-    with pytest.raises(ConfigError,
-                       match=r"unknown recipe 'pair'; choose one of \['bildrl', 'bilingual', 'pairs', 'siamese'\]"):
+    with pytest.raises(ConfigError, match=r"unknown recipe 'pair'; choose one of \['bildrl', 'bilingual', 'pairs', "
+                                          r"'siamese', 'transformer'\]"):
         recipe_class("pair")
 
 

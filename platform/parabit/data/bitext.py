@@ -13,9 +13,9 @@ go through :func:`parabit.data.errors.reject`: without a ``quarantine`` the firs
 :class:`DataFormatError`; with one, they are kept aside with their reason and reading goes on. A corpus
 whose two files differ in length is always an error, because every pair after the gap would be wrong.
 
-With ``heldout`` (:class:`parabit.data.heldout.HeldoutSets`), a pair that shares a sentence with the held-out
-evaluation sets is quarantined too, with the reason ``held-out evaluation sentence`` (a ``quarantine`` is then
-required: such a line is not an error).
+With ``heldout`` (a :class:`HeldOutSentences`, e.g. :class:`parabit.data.heldout.HeldoutSets`), a pair that shares a
+sentence with the held-out evaluation sets is quarantined too, with its ``reason`` (``held-out evaluation sentence``;
+a ``quarantine`` is then required: such a line is not an error).
 """
 
 from __future__ import annotations
@@ -24,14 +24,21 @@ import html
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from parabit.data.errors import DataFormatError, Quarantine, lookup, reject
 from parabit.data.lines import count_lines, iter_lines, split_fields
 from parabit.paths import data_path
 
-if TYPE_CHECKING:
-    from parabit.data.heldout import HeldoutSets
+
+class HeldOutSentences(Protocol):
+    """What a reader asks of the sentences it must leave out of training: whether it holds a sentence, and the
+    reason the quarantine records. :class:`parabit.data.heldout.HeldoutSets` is one; the held-out sets are read with
+    these readers, so the readers name only this contract, not that class."""
+
+    reason: str
+
+    def holds(self, text: str, lang: str) -> bool: ...
 
 
 DEFAULT_MAX_CHARS = 2000
@@ -74,7 +81,7 @@ def iter_tatoeba(
     quarantine: Quarantine | None = None,
     limit: int | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
-    heldout: HeldoutSets | None = None,
+    heldout: HeldOutSentences | None = None,
 ) -> Iterator[BitextPair]:
     """Read a manythings.org Tatoeba file (``english TAB foreign [TAB attribution]``) one pair at a time, as the
     file is read (memory does not grow with it).
@@ -122,7 +129,7 @@ def iter_line_aligned(
     limit: int | None = None,
     unescape: bool = True,
     max_chars: int = DEFAULT_MAX_CHARS,
-    heldout: HeldoutSets | None = None,
+    heldout: HeldOutSentences | None = None,
 ) -> Iterator[BitextPair]:
     """Read a Moses-style pair of line-aligned files (e.g. ``corpus.en`` and ``corpus.es``) one pair at a time,
     both files in step (memory does not grow with them).
@@ -180,7 +187,7 @@ def read_europarl(
     quarantine: Quarantine | None = None,
     limit: int | None = None,
     unescape: bool = True,
-    heldout: HeldoutSets | None = None,
+    heldout: HeldOutSentences | None = None,
 ) -> list[BitextPair]:
     """Read the shipped Europarl/WMT bitext for ``lang`` ("es" or "fr").
 
@@ -255,13 +262,13 @@ def _normalise(text: str, unescape: bool) -> str:
     return " ".join(text.split())
 
 
-def _check_heldout(heldout: HeldoutSets | None, quarantine: Quarantine | None) -> None:
+def _check_heldout(heldout: HeldOutSentences | None, quarantine: Quarantine | None) -> None:
     if heldout is not None and quarantine is None:
         raise ValueError("excluding held-out pairs needs a quarantine: they are kept there with their reason")
 
 
 def _pair_problem(en: str, foreign: str, lang: str, max_chars: int,
-                  heldout: HeldoutSets | None = None) -> tuple[str, str] | None:
+                  heldout: HeldOutSentences | None = None) -> tuple[str, str] | None:
     """``(side, reason)`` when a cleaned pair is unusable (or held out, with ``heldout``), else None; side is "en"
     or ``lang``.
 

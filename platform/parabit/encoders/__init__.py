@@ -1,7 +1,9 @@
 """Sentence encoders: ``encoder(ids [B, T], lengths [B]) -> [B, encoder.output_dim]``.
 
 Build one by name with :func:`build_encoder`; every encoder takes ``vocab_size`` and ``dim`` (the word
-vector size) plus the keyword options of its class, among them ``initial_vectors`` and ``sparse``.
+vector size) plus the keyword options of its class, among them ``initial_vectors`` and ``sparse``. The
+``transformer`` encoder reads both from its checkpoint folder (``checkpoint=``; :meth:`TransformerEncoder.
+from_checkpoint`) and brings its own tokenizer (:class:`TransformerEmbedder`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from parabit.encoders.gru import GRUEncoder
 from parabit.encoders.linear_bow import LinearBOWEncoder
 from parabit.encoders.lstm import BiLSTMEncoder, LSTMEncoder
 from parabit.encoders.masked_attention_pooling import MaskedAttentionPooling
+from parabit.encoders.transformer import TransformerEmbedder, TransformerEncoder
 
 ENCODERS: dict[str, type[SentenceEncoder]] = {
     "avg": AvgEncoder,
@@ -27,6 +30,7 @@ ENCODERS: dict[str, type[SentenceEncoder]] = {
     "attentive_gru": AttentiveGRUEncoder,
     "cnn": CNNEncoder,
     "linear_bow": LinearBOWEncoder,
+    "transformer": TransformerEncoder,
 }
 
 
@@ -51,6 +55,8 @@ __all__ = [
     "LinearBOWEncoder",
     "MaskedAttentionPooling",
     "SentenceEncoder",
+    "TransformerEmbedder",
+    "TransformerEncoder",
     "build_encoder",
     "make_word_embedding",
     "touched_rows",

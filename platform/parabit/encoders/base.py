@@ -71,6 +71,9 @@ class SentenceEncoder(nn.Module):
 
     Subclasses implement ``forward(ids: LongTensor[B, T], lengths: LongTensor[B]) -> FloatTensor[B,
     output_dim]``. Every length must be in ``[1, T]``: an empty sentence has no vector.
+
+    ``word_table=False``: the subclass's model brings its own word table (a transformer checkpoint's token
+    embeddings), which it exposes as ``embedding``; none is made here.
     """
 
     output_dim: int
@@ -82,11 +85,13 @@ class SentenceEncoder(nn.Module):
         *,
         initial_vectors: torch.Tensor | None = None,
         sparse: bool = False,
+        word_table: bool = True,
     ):
         super().__init__()
         self.vocab_size = vocab_size
         self.dim = dim
-        self.embedding = make_word_embedding(vocab_size, dim, initial_vectors=initial_vectors, sparse=sparse)
+        if word_table:
+            self.embedding = make_word_embedding(vocab_size, dim, initial_vectors=initial_vectors, sparse=sparse)
         self.output_dim = dim  # subclasses whose vector is not a word-sized vector overwrite this
 
     def mask(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -2,7 +2,8 @@
 
 ``mlflow.pyfunc.load_model(uri).predict(pd.DataFrame({"text": [...]}))`` returns a 2-D float32 array, one
 embedding per row; a model of several languages (e.g. ``parabit-encoder-bilingual``) also takes an optional ``lang``
-column (a language code per row, or empty to have it detected). The model carries the encoder weights, vocabulary and tokenizer settings, and the ``parabit``
+column (a language code per row, or empty to have it detected). The model carries the encoder weights, vocabulary
+and tokenizer settings (a transformer: its Hugging Face checkpoint folder, weights and tokenizer), and the ``parabit``
 code it needs (``code_paths``), so nothing else is required to use it. It is logged from code
 (:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc model is still code that runs
 when loaded: load models from your own registry only.
@@ -10,6 +11,8 @@ when loaded: load models from your own registry only.
 
 from __future__ import annotations
 
+import importlib
+import json
 import logging
 import tempfile
 from pathlib import Path
@@ -18,7 +21,10 @@ import mlflow
 import numpy as np
 import pandas as pd
 
-from parabit.embedder import SentenceEmbedder
+from parabit.embedder import EMBEDDER_FORMAT
+from parabit.encoders.transformer import TRANSFORMER_FORMAT
+
+TRANSLATE_TEST_FORMAT = "parabit-translate-test-1"
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +33,10 @@ MODEL_CODE = Path(__file__).with_name("model_code.py")
 
 
 class EmbeddingModel(mlflow.pyfunc.PythonModel):
-    """pyfunc wrapper around :class:`SentenceEmbedder`."""
+    """pyfunc wrapper around an embedder (:class:`~parabit.embedder.SentenceEmbedder`, a transformer's, ...)."""
 
     def load_context(self, context):
-        self.embedder = SentenceEmbedder.load(context.artifacts["embedder"])
+        self.embedder = open_embedder(context.artifacts["embedder"])
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> np.ndarray:
         """One embedding per row of the ``text`` column. Every row must be a string: a missing value (None, NaN)
@@ -61,19 +67,41 @@ class EmbeddingModel(mlflow.pyfunc.PythonModel):
 MODEL_REQUIREMENTS = ("mlflow", "torch", "numpy", "pandas", "nltk", "pydantic", "pyyaml")
 
 
+# The class of each saved embedder format (an embedder folder's ``embedder.json`` names its format), imported when a
+# folder of that format is opened: loading a word-table model imports neither transformers nor a translator.
+EMBEDDER_CLASSES = {EMBEDDER_FORMAT: "parabit.embedder:SentenceEmbedder",
+                    TRANSFORMER_FORMAT: "parabit.encoders.transformer:TransformerEmbedder",
+                    TRANSLATE_TEST_FORMAT: "parabit.export.translate_test:TranslateTestEmbedder"}
+
+
+def open_embedder(folder: str | Path):
+    """The embedder saved in ``folder``, of whatever kind (a word-table model, a transformer, a translate-test
+    pipeline): the class its ``embedder.json`` format names."""
+    meta = json.loads((Path(folder) / "embedder.json").read_text())
+    where = EMBEDDER_CLASSES.get(meta.get("format"))
+    if where is None:
+        raise ValueError(f"{folder}: not a parabit embedder (format {meta.get('format')!r}; known: "
+                         f"{sorted(EMBEDDER_CLASSES)})")
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(module), name).load(folder)
+
+
 def public_version(version: str) -> str:
     """``version`` without its local label (``2.13.0+cpu`` → ``2.13.0``): a local build's label names no release an
     index serves, so a requirement carrying it cannot be installed anywhere else."""
     return version.split("+", 1)[0]
 
 
-def _requirements() -> list[str]:
+def _requirements(embedder=None) -> list[str]:
+    """Pinned requirements of a model: those of every parabit model, plus the embedder's own (a transformer's
+    ``transformers``, ``tokenizers``, ``safetensors``)."""
     from importlib.metadata import version
 
-    return [f"{name}=={public_version(version(name))}" for name in MODEL_REQUIREMENTS]
+    names = (*MODEL_REQUIREMENTS, *getattr(embedder, "requirements", ()))
+    return [f"{name}=={public_version(version(name))}" for name in dict.fromkeys(names)]
 
 
-def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_model_name: str | None = None):
+def log_embedder(embedder, *, name: str = "model", registered_model_name: str | None = None):
     """Log ``embedder`` as a pyfunc model in the active MLflow run (and register it); returns the ModelInfo."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = embedder.save(Path(scratch) / "embedder")
@@ -83,14 +111,14 @@ def log_embedder(embedder: SentenceEmbedder, *, name: str = "model", registered_
             python_model=str(MODEL_CODE),
             artifacts={"embedder": str(folder)},
             code_paths=[str(PACKAGE_DIR)],
-            pip_requirements=_requirements(),
+            pip_requirements=_requirements(embedder),
             input_example=sample,
             signature=signature(embedder, sample),
             registered_model_name=registered_model_name or None,
         )
 
 
-def signature(embedder: SentenceEmbedder, sample: pd.DataFrame):
+def signature(embedder, sample: pd.DataFrame):
     """A model of several languages takes an optional ``lang`` column beside ``text`` (MLflow drops any input column
     its signature does not name): its signature says so. None for a one-language model (MLflow infers it from the
     input example: a ``text`` column in, one float32 vector per row out)."""
@@ -105,21 +133,21 @@ def signature(embedder: SentenceEmbedder, sample: pd.DataFrame):
     return ModelSignature(inputs=inputs, outputs=inferred.outputs)
 
 
-def save_embedder_model(embedder: SentenceEmbedder, path: str | Path) -> Path:
+def save_embedder_model(embedder, path: str | Path) -> Path:
     """Save the same pyfunc model to a local folder (used when the tracking store is unreachable)."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = embedder.save(Path(scratch) / "embedder")
         mlflow.pyfunc.save_model(str(path), python_model=str(MODEL_CODE), artifacts={"embedder": str(folder)},
-                                 code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements())
+                                 code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements(embedder))
     return Path(path)
 
 
-def load_embedder(model: str) -> SentenceEmbedder:
-    """The :class:`SentenceEmbedder` of a model: inside a pyfunc embedding model (``models:/...``, ``runs:/...`` or
-    a pyfunc model folder) or an embedder folder (``embedder.json``): for callers that need more than ``predict``
-    (a language per call, the vocabulary)."""
+def load_embedder(model: str):
+    """The embedder of a model (a :class:`SentenceEmbedder`, or a transformer's or translate-test's embedder): inside
+    a pyfunc embedding model (``models:/...``, ``runs:/...`` or a pyfunc model folder) or an embedder folder
+    (``embedder.json``): for callers that need more than ``predict`` (a language per call, the vocabulary)."""
     if (Path(model) / "embedder.json").is_file():
-        return SentenceEmbedder.load(model)
+        return open_embedder(model)
     return mlflow.pyfunc.load_model(model).unwrap_python_model().embedder
 
 

@@ -24,7 +24,8 @@ from parabit.training import recipe_at
 RECIPES: dict[str, str] = {"pairs": "parabit.recipes.pairs.recipe:PairsRecipe",
                            "siamese": "parabit.recipes.siamese.recipe:SiameseRecipe",
                            "bildrl": "parabit.recipes.bildrl.recipe:BilDRLRecipe",
-                           "bilingual": "parabit.recipes.bilingual.recipe:BilingualRecipe"}
+                           "bilingual": "parabit.recipes.bilingual.recipe:BilingualRecipe",
+                           "transformer": "parabit.recipes.transformer.recipe:TransformerRecipe"}
 DEFAULT_RECIPE = "pairs"
 
 

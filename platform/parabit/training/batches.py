@@ -1,7 +1,8 @@
 """A worker's data: its shard of each Ray Dataset, held in memory, walked in a seeded order every epoch.
 
-The order of an epoch is drawn from a generator seeded by (seed, epoch, rank): a resumed run sees exactly the
-batches an uninterrupted one would. Batches are trimmed to their longest sentence; an epoch's widths are read in one
+The order of an epoch is drawn from a generator seeded by (seed, epoch, rank), or, when an epoch is a slice of a
+stream (``optim.pairs_per_epoch``), from one seeded per pass over the shard: either way a resumed run sees exactly
+the batches an uninterrupted one would. Batches are trimmed to their longest sentence; an epoch's widths are read in one
 go when it starts (a width is a shape: the host must know it, and on a GPU each read waits for the device).
 """
 
@@ -49,8 +50,38 @@ def trim(batch: dict[str, torch.Tensor], widths: list[int] | None = None) -> dic
 def shuffled_batches(data: dict[str, torch.Tensor], batch_size: int,
                      generator: torch.Generator) -> Iterator[dict[str, torch.Tensor]]:
     """Shuffled batches; a last batch of one row is dropped (in-batch negatives need two)."""
-    rows = len(data["len_a"])
-    order = torch.randperm(rows, generator=generator, device=generator.device)
+    order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)
+    return batches_in_order(data, order, batch_size)
+
+
+def epoch_batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator, *, seed: int,
+                  epoch: int, rank: int, pairs_per_epoch: int | None = None) -> Iterator[dict[str, torch.Tensor]]:
+    """The batches of (0-based) ``epoch``: :func:`shuffled_batches` of the whole shard, or with ``pairs_per_epoch``
+    the epoch's slice of :func:`stream_order` (``generator`` then only draws the steps' own randomness)."""
+    if pairs_per_epoch is None:
+        return shuffled_batches(data, batch_size, generator)
+    order = stream_order(len(data["len_a"]), epoch * pairs_per_epoch, pairs_per_epoch, seed, rank, generator.device)
+    return batches_in_order(data, order, batch_size)
+
+
+def stream_order(rows: int, start: int, count: int, seed: int, rank: int, device: torch.device) -> torch.Tensor:
+    """Positions ``start .. start + count`` of a worker's endless stream over its ``rows``: pass ``k`` over the shard
+    is a permutation seeded by (seed, k, rank), so any epoch's slice is known without replaying the ones before it
+    (a resumed run trains exactly the pairs an uninterrupted one would)."""
+    if rows == 0:
+        return torch.zeros(0, dtype=torch.int64, device=device)
+    first, last = start // rows, (start + count - 1) // rows
+    passes = [torch.randperm(rows, device=device, generator=torch.Generator(device=device).manual_seed(
+        seed * 1_000_003 + 7_919 * (k + 1) + rank * 104_729 + 1)) for k in range(first, last + 1)]
+    offset = start - first * rows
+    return torch.cat(passes)[offset:offset + count]
+
+
+def batches_in_order(data: dict[str, torch.Tensor], order: torch.Tensor,
+                     batch_size: int) -> Iterator[dict[str, torch.Tensor]]:
+    """The rows of ``data`` at ``order``, ``batch_size`` at a time, each batch trimmed to its longest sentences; a last
+    batch of one row is dropped (in-batch negatives need two)."""
+    rows = len(order)
     batches = steps_per_epoch(rows, batch_size)
     sides = _sides(data)
     widths = [[] for _ in range(batches)]

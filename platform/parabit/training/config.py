@@ -23,6 +23,13 @@ class OptimConfig(Config):
     memory traffic) for ``adam``, Adagrad and SGD as they are. ``amsgrad``: the AMSGrad variant of dense Adam
     (Chen et al. 2019); only with ``name: adam``. ``clip_norm``: clip the gradient norm of the dense parameters to
     this value each step (null: no clipping).
+
+    ``accumulation_steps``: gradient accumulation, that many batches of ``batch_size`` per optimiser step (their
+    gradients averaged, then exchanged once): a step then learns from ``batch_size × accumulation_steps × workers``
+    pairs, while in-batch negatives still come from one batch of ``batch_size``. ``pairs_per_epoch``: an epoch
+    trains this many pairs per worker (null: one pass over its shard), taken in a seeded order that runs on across
+    epochs (each pass over the shard shuffled anew), so a large pair set is trained in slices, each ending with a
+    dev score and a checkpoint: the dev curve against pairs seen.
     """
 
     name: Literal["adam", "adagrad", "sgd"] = "adam"
@@ -31,6 +38,8 @@ class OptimConfig(Config):
     epochs: PositiveInt = 5
     amsgrad: bool = False
     clip_norm: PositiveFloat | None = None
+    accumulation_steps: PositiveInt = 1
+    pairs_per_epoch: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _amsgrad_is_adam(self):
@@ -58,6 +67,10 @@ class ScalingSettings(Config):
     for its workers (at least ``min`` of them) at the start or after a lost node, before it ends with what is missing
     (resumable: the same command continues from the last checkpoint); on an autoscaling cluster, the time its new
     nodes take to join. A wait for room that other work holds (a sweep's other trials) is not bounded.
+
+    ``torch_threads``: intra-op threads of each worker's torch (null: Ray's choice, the whole CPUs of
+    ``cpus_per_worker``, at least 1). A transformer on a 2-core machine trains faster on 2 threads while its worker
+    reserves 1 CPU, leaving Ray Data the other.
     """
 
     num_workers: PositiveInt | tuple[PositiveInt, PositiveInt] = 1
@@ -67,6 +80,7 @@ class ScalingSettings(Config):
     mixed_precision: bool = False
     resources_per_worker: dict[str, NonNegativeFloat] = Field(default_factory=dict)
     gradient_exchange: Literal["sparse_rows", "dense"] = "sparse_rows"
+    torch_threads: PositiveInt | None = None
 
     @property
     def elastic(self) -> bool:

@@ -302,7 +302,7 @@ def log_prepared_data(tracker: RunTracker, recipe: Recipe, prepared: PreparedDat
     tracker.log_dict(prepared.stats, "data/stats.json")
     producers = [run for source in sources for run in tracker.pipeline_runs(source)]
     tracker.log_dataset(name, digest=prepared.digest, source=", ".join(sources) or str(prepared.directory),
-                        profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": len(prepared.vocab),
+                        profile={"rows": prepared.stats.get("pairs_kept"), "vocabulary": prepared.vocabulary_size,
                                  "prepared": str(prepared.directory), "pipeline_runs": producers})
     for initial in recipe.initial_inputs(prepared):
         tracker.log_dataset(initial.name, digest=initial.digest, source=initial.source, profile=initial.profile,

@@ -5,7 +5,9 @@ module from the run's seed, and walks its shard of ``train`` in an order seeded 
 run sees exactly the batches an uninterrupted one would. Each step: the module's loss, backward, the gradient
 exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard's checks, the
 optimiser step. After each epoch rank 0 scores the dev set (:meth:`Recipe.validate`), keeps the selected epoch's
-exported embedder, logs to MLflow and writes a checkpoint.
+exported embedder, logs to MLflow and writes a checkpoint. With ``optim.pairs_per_epoch`` an epoch is the next
+slice of a seeded stream over the shard, so the dev score is read every that many pairs; with
+``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`).
 
 A step leaves its values on the device: the loss and its parts are summed there, the guard's checks queue there, and
 the host reads them only every ``CHECK_EVERY_STEPS`` steps, at a progress line and at the end of the epoch (on a GPU
@@ -26,12 +28,13 @@ import torch
 from parabit.output import configure_worker_output
 from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
-from parabit.training.batches import epoch_generator, load_shard, shuffled_batches, steps_per_epoch
+from parabit.training.batches import epoch_batches, epoch_generator, load_shard, steps_per_epoch
 from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
 from parabit.training.exchange import GradientExchange
 from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard
-from parabit.training.optimizers import build_optimizers, sparse_parameters
+from parabit.training.optimizers import build_optimizers
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
+from parabit.training.step import EpochTotals, OptimiserStep, grouped, steps_of
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +64,17 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     context = ray.train.get_context()
     rank, world = context.get_world_rank(), context.get_world_size()
     device = ray.train.torch.get_device()
+    if config.scaling.torch_threads is not None:
+        torch.set_num_threads(config.scaling.torch_threads)
 
     torch.manual_seed(config.seed)
     module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.sparse_gradients)
     module = ray.train.torch.prepare_model(module, parallel_strategy=None)  # to the device; exchange is ours
     optimizers = build_optimizers(module, config.optim)
-    exchange = GradientExchange(module)
     guard = DivergenceGuard(module, distributed=world > 1)
-    sparse_ids = {id(p) for p in sparse_parameters(module)}
-    clipped = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]  # norms are dense
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
+    optimiser_step = OptimiserStep(module, optimizers, GradientExchange(module), guard, config.optim.clip_norm,
+                                   autocast)
 
     start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
     state = restore(module, optimizers, Path(loop_config["run_dir"]), embedder_to=selected_dir)
@@ -84,7 +89,9 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
             initial = recipe.validate(module, prepared)
 
     shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
-    steps = steps_per_epoch(len(shards["train"]["len_a"]), config.optim.batch_size)
+    optim = config.optim
+    epoch_pairs = optim.pairs_per_epoch or len(shards["train"]["len_a"])
+    steps = steps_of(steps_per_epoch(epoch_pairs, optim.batch_size), optim.accumulation_steps)
     nodes = _worker_nodes(world)
     tracker = _tracker(loop_config, config, rank)
     if tracker is not None:
@@ -95,7 +102,6 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     # before its checkpoint was committed repeats that epoch. When the run cannot be asked, live logging stops for
     # this attempt; the driver's ``log_history`` writes the missing epochs from the final checkpoint either way.
     logged = tracker.logged_steps("loss") if tracker is not None else None
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
     # Start-up: from the driver calling fit() to this worker being ready for its first step (Ray Train's worker
     # group, process group, dataset shards, model and dev set); reported apart from the steady-state throughput.
     startup_seconds = time.time() - loop_config.get("submitted_at", time.time())
@@ -105,21 +111,10 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         generator = epoch_generator(config.seed, epoch, rank, device)
         started = last_status = time.perf_counter()
         totals, checked = EpochTotals(), 0
-        for step, batch in enumerate(shuffled_batches(shards["train"], config.optim.batch_size, generator), 1):
-            with autocast:
-                output = module(batch, Step(generator, shards, epoch + 1, step))
-            loss, parts = output if isinstance(output, tuple) else (output, {})
-            for optimizer in optimizers:
-                optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            exchange.average()
-            if config.optim.clip_norm is not None and clipped:
-                torch.nn.utils.clip_grad_norm_(clipped, config.optim.clip_norm)
-            guard.before_update(loss)
-            for optimizer in optimizers:
-                optimizer.step()
-            guard.after_update()
-            totals.add({"loss": loss, **parts}, len(batch["len_a"]))
+        batches = epoch_batches(shards["train"], optim.batch_size, generator, seed=config.seed, epoch=epoch,
+                                rank=rank, pairs_per_epoch=optim.pairs_per_epoch)
+        for step, group in enumerate(grouped(batches, optim.accumulation_steps), 1):
+            optimiser_step(group, Step(generator, shards, epoch + 1, step), totals)
             if step % CHECK_EVERY_STEPS == 0:  # every worker reads at the same steps (a collective with several)
                 if _diverged(guard, epoch, checked, loop_config, config.name, rank):
                     return
@@ -132,8 +127,11 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
             return
         seconds = time.perf_counter() - started
         recipe.refit(module, prepared)
+        # Pairs trained since the start, over all workers (a resumed run counts on from its checkpoint's history).
+        pairs_seen = (history[-1].get("pairs_seen", 0) if history else 0) + totals.seen * world
         metrics = {"epoch": epoch + 1, **totals.means(),
                    "pairs_per_second": totals.seen * world / max(seconds, 1e-9), "epoch_seconds": seconds,
+                   "pairs_seen": pairs_seen,
                    "workers": world,
                    "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
         if rank != 0:
@@ -158,26 +156,6 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         report_with_checkpoint(metrics, training_state(module, optimizers, epoch=epoch + 1, history=history,
                                                        resumes=resumes, selected=selected, initial=initial),
                                selected_dir)
-
-
-class EpochTotals:
-    """The running sums of an epoch's loss and its parts, each weighted by its batch's size: on the device for the
-    parts that are tensors (adding them makes the host wait for nothing), read in one go by :meth:`means`."""
-
-    def __init__(self):
-        self.sums: dict[str, torch.Tensor | float] = {}
-        self.seen = 0
-
-    def add(self, parts: dict[str, torch.Tensor | float], size: int) -> None:
-        self.seen += size
-        for key, part in parts.items():
-            value = part.detach().float() * size if isinstance(part, torch.Tensor) else float(part) * size
-            self.sums[key] = self.sums.get(key, 0.0) + value
-
-    def means(self) -> dict[str, float]:
-        keys = [key for key, total in self.sums.items() if isinstance(total, torch.Tensor)]
-        read = dict(zip(keys, torch.stack([self.sums[key] for key in keys]).tolist())) if keys else {}
-        return {key: read.get(key, total) / max(self.seen, 1) for key, total in self.sums.items()}
 
 
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:

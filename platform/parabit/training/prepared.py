@@ -2,9 +2,10 @@
 
 A prepared folder holds ``pairs.parquet`` (the training rows: padded ``ids_a``/``ids_b`` as fixed-size int32 lists
 and their lengths ``len_a``/``len_b``, plus any recipe columns such as ``label``), other tables a recipe needs
-(``dev.parquet``, ``bitext.parquet``, ...), ``vocab.json`` and ``stats.json``, which marks the folder complete. It is
-written to a private staging folder and renamed into place, so an interrupted or concurrent preparation never leaves
-a half-written folder behind.
+(``dev.parquet``, ``bitext.parquet``, ...), ``vocab.json`` (none for a model that brings its own tokenizer, a
+transformer checkpoint: its ids are the checkpoint's word pieces) and ``stats.json``, which marks the folder complete.
+It is written to a private staging folder and renamed into place, so an interrupted or concurrent preparation never
+leaves a half-written folder behind.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ STATS_FILE = "stats.json"
 
 @dataclass(frozen=True)
 class PreparedData:
-    """Where a run's token ids live, and what a model needs to read them back."""
+    """Where a run's token ids live, and what a model needs to read them back. ``vocab`` and ``tokenizer`` are None
+    for a model with a tokenizer of its own (the transformer checkpoint's); ``stats["vocab_size"]`` then says how
+    many ids it has."""
 
     directory: Path
-    vocab: Vocabulary
-    tokenizer: Tokenizer
+    vocab: Vocabulary | None
+    tokenizer: Tokenizer | None
     lang_a: str
     lang_b: str
     max_tokens: int
@@ -46,6 +49,11 @@ class PreparedData:
         return name if len(name) <= 36 else hashlib.sha256(name.encode()).hexdigest()[:32]
 
     @property
+    def vocabulary_size(self) -> int:
+        """How many token ids there are: the vocabulary's size, or the tokenizer's the statistics record."""
+        return len(self.vocab) if self.vocab is not None else int(self.stats.get("vocab_size", 0))
+
+    @property
     def pairs_path(self) -> Path:
         return self.directory / "pairs.parquet"
 
@@ -57,9 +65,10 @@ class PreparedData:
     def load(cls, directory: str | Path) -> "PreparedData":
         directory = Path(directory)
         stats = json.loads((directory / STATS_FILE).read_text())
-        return cls(directory=directory, vocab=Vocabulary.load(directory / "vocab.json"),
-                   tokenizer=Tokenizer.from_dict(stats["tokenizer"]), lang_a=stats["lang_a"],
-                   lang_b=stats["lang_b"], max_tokens=stats["max_tokens"], stats=stats)
+        vocab = directory / "vocab.json"
+        return cls(directory=directory, vocab=Vocabulary.load(vocab) if vocab.is_file() else None,
+                   tokenizer=Tokenizer.from_dict(stats["tokenizer"]) if stats.get("tokenizer") else None,
+                   lang_a=stats["lang_a"], lang_b=stats["lang_b"], max_tokens=stats["max_tokens"], stats=stats)
 
     @staticmethod
     def is_complete(directory: Path) -> bool:
@@ -79,10 +88,10 @@ def id_table(ids_a: np.ndarray, len_a: np.ndarray, ids_b: np.ndarray, len_b: np.
     })
 
 
-def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabulary, stats: dict,
+def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabulary | None, stats: dict,
                    arrays: dict[str, np.ndarray] | None = None, documents: dict[str, object] | None = None) -> None:
     """Write ``<name>.parquet`` per table (``pairs`` is the training table), ``<name>.npy`` per array, a JSON file
-    per document (named with its extension), the vocabulary and ``stats.json``.
+    per document (named with its extension), the vocabulary (unless None) and ``stats.json``.
 
     A private staging folder, renamed into place: concurrent preparations (e.g. two Tune trials) never see each
     other's half-written files, and the first to finish wins.
@@ -95,7 +104,8 @@ def write_prepared(directory: Path, tables: dict[str, pa.Table], vocab: Vocabula
         np.save(staging / f"{name}.npy", array)
     for name, document in (documents or {}).items():
         (staging / name).write_text(json.dumps(document, ensure_ascii=False))
-    vocab.save(staging / "vocab.json")
+    if vocab is not None:
+        vocab.save(staging / "vocab.json")
     (staging / STATS_FILE).write_text(json.dumps(stats, indent=1, default=str))
     try:
         staging.rename(directory)
@@ -121,7 +131,7 @@ def arrow_to_tensors(table: pa.Table) -> dict[str, np.ndarray]:
 
 def data_sizes(prepared: PreparedData) -> dict:
     """The numbers in the prepared data's statistics (pairs, rows, per split), and the vocabulary's size."""
-    return {**data_sizes_of(prepared.stats), "vocabulary": len(prepared.vocab)}
+    return {**data_sizes_of(prepared.stats), "vocabulary": prepared.vocabulary_size}
 
 
 def data_sizes_of(stats: dict) -> dict:

@@ -139,7 +139,7 @@ class Recipe(ABC, Generic[ConfigT]):
     def describe(self, prepared: PreparedData) -> str:
         """One line about the prepared data, printed before training."""
         stats = prepared.stats
-        return (f"{stats.get('pairs_kept', '?')} training pairs, vocabulary {len(prepared.vocab)}, "
+        return (f"{stats.get('pairs_kept', '?')} training pairs, vocabulary {prepared.vocabulary_size}, "
                 f"rejected {stats.get('rejected', {})}")
 
     def tags(self) -> dict[str, str]:

@@ -89,6 +89,29 @@ def bilingual_pairs(config: BilingualDataConfig) -> TextPairs:
     return pairs
 
 
+def sample_pairs(pairs: TextPairs, empty: list[bool], empty_reason: str, max_pairs: int | None,
+                 seed: int) -> tuple[list[int], Counter]:
+    """The indices (in order) of the pairs kept: each distinct pair once, none that is ``empty`` (rejected as
+    ``empty_reason``), and of those a seeded sample of ``max_pairs`` (null: all); with the rejected pairs by reason,
+    the pairs' own rejections included."""
+    rejected = Counter(pairs.rejected)
+    seen: set[tuple[str, str]] = set()
+    keep = []
+    for index, pair in enumerate(zip(pairs.text_a, pairs.text_b)):
+        if empty[index]:
+            rejected[empty_reason] += 1
+        elif pair in seen:
+            rejected["duplicate pair"] += 1
+        else:
+            seen.add(pair)
+            keep.append(index)
+    order = np.random.default_rng(seed).permutation(len(keep))
+    if max_pairs is not None and max_pairs < len(keep):
+        rejected["beyond max_pairs sample"] += len(keep) - max_pairs
+        order = order[:max_pairs]
+    return [keep[i] for i in sorted(order)], rejected
+
+
 def cache_key(config: BilingualConfig, base: BaseModel) -> str:
     settings = {"format": PREPARED_FORMAT, "data": config.data.model_dump(mode="json"),
                 "model": config.model.model_dump(mode="json", exclude={"base"}), "base": base.digest}
@@ -109,22 +132,8 @@ def _prepare(config: BilingualConfig, base: SentenceEmbedder, directory: Path, b
     pairs = bilingual_pairs(data)
     tokens_en = base.tokenizer.tokenize_all(pairs.text_a)
     tokens_foreign = base.tokenizer.tokenize_all(pairs.text_b)
-    rejected = Counter(pairs.rejected)
-    seen: set[tuple[str, str]] = set()
-    keep = []
-    for index, (english, foreign) in enumerate(zip(pairs.text_a, pairs.text_b)):
-        if not tokens_en[index] or not tokens_foreign[index]:
-            rejected["no tokens on one side"] += 1
-        elif (english, foreign) in seen:
-            rejected["duplicate pair"] += 1
-        else:
-            seen.add((english, foreign))
-            keep.append(index)
-    order = np.random.default_rng(data.seed).permutation(len(keep))
-    if data.max_pairs is not None and data.max_pairs < len(keep):
-        rejected["beyond max_pairs sample"] += len(keep) - data.max_pairs
-        order = order[:data.max_pairs]
-    chosen = [keep[i] for i in sorted(order)]
+    empty = [not tokens_en[i] or not tokens_foreign[i] for i in range(len(pairs.text_a))]
+    chosen, rejected = sample_pairs(pairs, empty, "no tokens on one side", data.max_pairs, data.seed)
 
     counts = {"en": Counter(), lang: Counter()}
     for index in chosen:

@@ -1,0 +1,175 @@
+"""Translate-test: what a user does without a bilingual model. Each Spanish sentence is translated to English by a
+translation engine (Apertium es→en), then every sentence is encoded by the English model.
+
+The English model and the language detector are one model, the static bilingual model
+(``models:/parabit-encoder-bilingual@champion``, recipe ``bilingual``): its English rows, word weights, common component
+and tokenizer are the English champion's, unchanged, so it encodes English exactly as the champion does, and it tells a
+sentence's language by its words' language scores (99.99 % of the STS/SICK English sentences and all of the held-out
+Tatoeba sentences of either language, docs/quality.md). Whatever reads Spanish is then Apertium's English, read by the
+English champion.
+
+:class:`TranslateTestEmbedder` has the embedder interface (``encode``, ``save``, ``load``), so it is logged, registered
+(:func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like a trained model; serving it
+needs the Apertium packages where it runs (``sudo apt-get install apertium apertium-eng-spa``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from parabit.config import Config
+from parabit.embedder import SentenceEmbedder
+from parabit.export.pyfunc import TRANSLATE_TEST_FORMAT
+
+READER_DIR = "reader"  # the bilingual model inside a saved translate-test folder
+TRANSLATE_TEST_MODEL = "parabit-translate-test"
+TRANSLATION_BATCH = 2000  # sentences per call of the engine (one Apertium pipeline per call)
+
+
+class TranslateTestEmbedder:
+    """``encode(list[str]) -> np.ndarray``: the sentences read as ``source`` (detected by ``reader``, or given with
+    ``lang``) translated to English by the engine ``engine`` (``parabit.translate``, with ``options``), then every
+    sentence encoded by ``reader`` as English. A sentence the engine fails on is encoded as written. Translations are
+    kept for the embedder's life (an evaluation encodes its sentences several times)."""
+
+    requirements: tuple[str, ...] = ()
+
+    def __init__(self, reader: SentenceEmbedder, engine: str = "apertium", options: dict | None = None,
+                 source: str = "es"):
+        if source not in reader.langs or "en" not in reader.langs:
+            raise ValueError(f"translate-test reads English and {source!r}: its reader reads {list(reader.langs)} "
+                             "(use the bilingual model, models:/parabit-encoder-bilingual@champion)")
+        self.reader = reader
+        self.engine = engine
+        self.options = dict(options if options is not None else {"mode": "spa-eng"})
+        self.source = source
+        self.langs = ("en", source)
+        self.lang = "en"
+        self.spec = {"encoder": "translate-test", "engine": engine, "options": self.options, "source": source,
+                     "reader": reader.spec}
+        self._translations: dict[str, str] = {}
+        self.failed = 0
+
+    def detect(self, sentences: Sequence[str]) -> list[str]:
+        return self.reader.detect(sentences)
+
+    def translate(self, sentences: Sequence[str]) -> list[str]:
+        """``sentences`` (in ``source``) in English; a sentence the engine failed on as written."""
+        from parabit.translate import build_translator
+
+        missing = [s for s in dict.fromkeys(sentences) if s not in self._translations]
+        if missing:
+            with build_translator(self.engine, **self.options) as translator:
+                for start in range(0, len(missing), TRANSLATION_BATCH):
+                    chunk = missing[start:start + TRANSLATION_BATCH]
+                    batch = translator.translate(chunk, self.source, "en")
+                    self.failed += len(batch.failed)
+                    self._translations.update((s, t if t is not None else s)
+                                              for s, t in zip(chunk, batch.translations))
+        return [self._translations[s] for s in sentences]
+
+    def encode(self, sentences: Sequence[str], batch_size: int = 4096,
+               lang: str | Sequence[str | None] | None = None) -> np.ndarray:
+        sentences = list(sentences)
+        if isinstance(lang, str) or lang is None:
+            langs = [lang] * len(sentences)
+        else:
+            langs = list(lang)
+            if len(langs) != len(sentences):
+                raise ValueError(f"{len(langs)} languages for {len(sentences)} sentences; give one per sentence")
+        unknown = sorted({code for code in langs if code is not None} - set(self.langs))
+        if unknown:
+            raise ValueError(f"this model reads {list(self.langs)}, not {unknown[0]!r}")
+        undetected = [i for i, code in enumerate(langs) if code is None]
+        for i, code in zip(undetected, self.detect([sentences[i] for i in undetected])):
+            langs[i] = code
+        foreign = [i for i, code in enumerate(langs) if code == self.source]
+        english = list(sentences)
+        for i, text in zip(foreign, self.translate([sentences[i] for i in foreign])):
+            english[i] = text
+        return self.reader.encode(english, batch_size, lang="en")
+
+    def __call__(self, sentences: Sequence[str]) -> np.ndarray:
+        return self.encode(sentences)
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        self.reader.save(directory / READER_DIR)
+        meta = {"format": TRANSLATE_TEST_FORMAT, "engine": self.engine, "options": self.options,
+                "source": self.source}
+        (directory / "embedder.json").write_text(json.dumps(meta, indent=1))
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "TranslateTestEmbedder":
+        directory = Path(directory)
+        meta = json.loads((directory / "embedder.json").read_text())
+        if meta.get("format") != TRANSLATE_TEST_FORMAT:
+            raise ValueError(f"{directory}: not a translate-test model (format {meta.get('format')!r})")
+        return cls(SentenceEmbedder.load(directory / READER_DIR), meta["engine"], meta["options"], meta["source"])
+
+
+class TranslateTestConfig(Config):
+    """The translate-test baseline to register: ``reader``, the bilingual static model whose language detection and
+    English side it uses (a model URI or an embedder folder), the translation ``engine`` and its ``options``, and
+    ``source``, the language translated. ``name`` names its MLflow run (in ``experiment``); ``register_as`` the
+    registered model, whose versions are compared on ``promotion_dev_set`` (Tatoeba dev retrieval, as the bilingual
+    models')."""
+
+    name: str = Field("translate-test-es", pattern=r"^[^/\s]+$")
+    reader: str = "models:/parabit-encoder-bilingual@champion"
+    engine: str = "apertium"
+    options: dict = Field(default_factory=lambda: {"mode": "spa-eng"})
+    source: str = "es"
+    experiment: str = Field("parabit-bilingual", min_length=1)
+    register_as: str = Field(TRANSLATE_TEST_MODEL, min_length=1)
+    promotion_dev_set: ClassVar[str] = "tatoeba-es-dev"
+
+
+def register_translate_test(config: TranslateTestConfig) -> str:
+    """Build the translate-test model of ``config``, log it in an MLflow run (the reader pinned to its version),
+    register it, and point ``@champion`` at its best version on dev; returns the registered version's URI."""
+    from parabit.config import to_dict
+    from parabit.export.pyfunc import load_embedder
+    from parabit.tracking import RunTracker, tags
+    from parabit.tracking.registry import check_model_uri, pinned_model_uri, promote_champion, register_model
+
+    reader = load_embedder(check_model_uri(config.reader))  # a reader that is not there: one line, naming it
+    embedder = TranslateTestEmbedder(reader, config.engine, config.options, config.source)
+    tracker = RunTracker(config.experiment, config.name, tags={tags.KIND: "baseline",
+                                                                         tags.RUN_NAME: config.name})
+    tracker.start()
+    with tracker.closing():
+        tracker.log_params({**to_dict(config), "reader_version": pinned_model_uri(config.reader)})
+        uri = register_model(config, tracker, embedder, registered_name=config.register_as)
+    if uri and uri.startswith("models:/"):
+        print(promote_champion(config.register_as))
+    return uri
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m parabit.export.translate_test [CONFIG.yaml]``: register the translate-test baseline (until a
+    ``parabit`` command does); a bad config or a missing reader model is one line and exit code 2."""
+    from parabit.config import ConfigError, load_config
+    from parabit.output import configure_output
+    from parabit.paths import project_path
+
+    configure_output(False)
+    try:
+        config = load_config(TranslateTestConfig, project_path(argv[0])) if argv else TranslateTestConfig()
+        print(f"registered {register_translate_test(config)}")
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Recipe ``transformer``: a Hugging Face checkpoint trained from bitext in the kernel (see :mod:`.recipe`)."""
