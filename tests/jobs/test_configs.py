@@ -17,7 +17,9 @@ CONFIGS = PROJECT_ROOT / "jobs" / "configs"
 # Config files that are not training configs, by the kind of config their command reads (parabit config --kind).
 NOT_TRAINING = {"phrases_en_es.yaml": "phrases", "phrases_en_es_unpruned.yaml": "phrases",
                 "phrases_europarl_unpruned.yaml": "phrases", "elgohary.yaml": "reproduce-elgohary",
-                "plan.yaml": "quality-plan", "reproduction.yaml": "reproduce", "mine_europarl.yaml": "mine",
+                "plan.yaml": "quality-plan", "transformer_plan.yaml": "quality-plan",
+                "transformer_english_plan.yaml": "quality-plan", "translate_test.yaml": "translate-test",
+                "reproduction.yaml": "reproduce", "mine_europarl.yaml": "mine",
                 "evaluation.yaml": "evaluation"}
 
 
@@ -69,7 +71,8 @@ def test_the_recipe_of_a_config_comes_from_its_file():
 
 @pytest.mark.parametrize("text,message", [
     ("objective: {name: jbx}", "objective.name: unknown pair objective 'jbx'; choose one of ['jbi', 'jpa']"),
-    ("model: {encoder: transformer}", "model.encoder: unknown encoder 'transformer'; choose one of ['attentive_gru'"),
+    ("model: {encoder: bert}", "model.encoder: unknown encoder 'bert'; choose one of ['attentive_gru'"),
+    ("model: {encoder: transformer}", "model.encoder: the transformer encoder reads a Hugging Face checkpoint"),
     ("optim: {batch_size: 1}", "optim.batch_size: Input should be greater than or equal to 2 (got 1)"),
     ("model: {init: glove, dim: 300}", "set model.dim to 50"),
     ("data: {condition: pairs_parquet}", "needs data.path"),
@@ -77,7 +80,8 @@ def test_the_recipe_of_a_config_comes_from_its_file():
      "unknown key 'margn' in objective; valid keys: ['distance', 'distillation', 'distillation_batch', "
      "'distillation_loss', 'distillation_temperature', 'margin'"),
     ("optim: {lr: .nan}", "optim.lr: nan is not a finite number"),
-    ("recipe: cooking", "unknown recipe 'cooking'; choose one of ['bildrl', 'bilingual', 'pairs', 'siamese']"),
+    ("recipe: cooking",
+     "unknown recipe 'cooking'; choose one of ['bildrl', 'bilingual', 'pairs', 'siamese', 'transformer']"),
 ])
 def test_bad_values_fail_at_load_with_a_message(tmp_path, text, message):
     path = tmp_path / "bad.yaml"

@@ -23,6 +23,7 @@ CONFIG_KINDS = {
     "evaluation": "parabit.evaluation.config:EvaluationConfig",
     "sweep-space": "parabit.sweeps.space:SpaceFile",
     "quality-plan": "parabit.quality:QualityPlan",
+    "translate-test": "parabit.export.translate_test:TranslateTestConfig",
 }
 
 

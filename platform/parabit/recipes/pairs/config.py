@@ -176,7 +176,11 @@ class ModelConfig(Config):
     def _known_encoder(cls, name: str) -> str:
         from parabit.encoders import ENCODERS
 
-        return check_name(name, ENCODERS, "encoder")
+        check_name(name, ENCODERS, "encoder")
+        if name == "transformer":  # its vocabulary, tokenizer and weights come from a checkpoint folder
+            raise ValueError("the transformer encoder reads a Hugging Face checkpoint folder, not this recipe's word "
+                             "vocabulary: train it with recipe `transformer` (jobs/configs/bilingual/transformer.yaml)")
+        return name
 
     @model_validator(mode="after")
     def _consistent(self):
