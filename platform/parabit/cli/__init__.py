@@ -35,6 +35,7 @@ COMMANDS = {
     "evaluate": "parabit.cli.training:evaluate",
     "promote": "parabit.cli.models:promote",
     "serve": "parabit.cli.models:serve",
+    "translate-test": "parabit.cli.models:translate_test",
     "translate-sick": "parabit.cli.data:translate_sick",
     "build-dictionaries": "parabit.cli.data:build_dictionaries",
     "bildrl-retrieval": "parabit.cli.analyses:bildrl_retrieval",

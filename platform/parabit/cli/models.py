@@ -1,4 +1,5 @@
-"""Commands about registered models: ``promote`` (move ``@champion``) and ``serve`` (a REST endpoint)."""
+"""Commands about registered models: ``promote`` (move ``@champion``), ``serve`` (a REST endpoint) and
+``translate-test`` (register the translate-test baseline)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from parabit.cli.options import common_options, config_path, load
 from parabit.output import configure_output
 
 
@@ -28,6 +30,20 @@ def promote(name: str, version: str | None, dry_run: bool, verbose: bool) -> int
     configure_output(verbose)
     decision = promote_champion(name, version=version, dry_run=dry_run)
     click.echo(decision)
+    return 0
+
+
+@click.command("translate-test", short_help="Register the translate-test baseline.")
+@config_path(required=False, help_text="YAML with TranslateTestConfig fields (default: Spanish through Apertium, read "
+                                       "by models:/parabit-encoder-bilingual@champion)")
+@common_options
+def translate_test(config_path: str | None, overrides: dict) -> int:
+    """Register the translate-test baseline: each sentence in the source language is translated into English by the
+    engine, then encoded by the reader's English side (what a user without a bilingual model would do). Logged in an
+    MLflow run, registered, and @champion pointed at its best version on Tatoeba dev."""
+    from parabit.export.translate_test import TranslateTestConfig, register_translate_test
+
+    click.echo(f"registered {register_translate_test(load(TranslateTestConfig, config_path, overrides))}")
     return 0
 
 

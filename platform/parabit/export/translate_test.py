@@ -9,14 +9,13 @@ Tatoeba sentences of either language, docs/quality.md). Whatever reads Spanish i
 English champion.
 
 :class:`TranslateTestEmbedder` has the embedder interface (``encode``, ``save``, ``load``), so it is logged, registered
-(:func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like a trained model; serving it
+(``parabit translate-test``: :func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like a trained model; serving it
 needs the Apertium packages where it runs (``sudo apt-get install apertium apertium-eng-spa``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -152,24 +151,3 @@ def register_translate_test(config: TranslateTestConfig) -> str:
     if uri and uri.startswith("models:/"):
         print(promote_champion(config.register_as))
     return uri
-
-
-def main(argv: Sequence[str]) -> int:
-    """``python -m parabit.export.translate_test [CONFIG.yaml]``: register the translate-test baseline (until a
-    ``parabit`` command does); a bad config or a missing reader model is one line and exit code 2."""
-    from parabit.config import ConfigError, load_config
-    from parabit.output import configure_output
-    from parabit.paths import project_path
-
-    configure_output(False)
-    try:
-        config = load_config(TranslateTestConfig, project_path(argv[0])) if argv else TranslateTestConfig()
-        print(f"registered {register_translate_test(config)}")
-    except ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
