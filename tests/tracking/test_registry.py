@@ -92,3 +92,14 @@ def test_a_refusal_is_raised_at_once_not_waited_for(isolated_mlflow_store):
     with pytest.raises(MlflowException) as refused:
         call_patiently(lambda: client.get_run("0" * 32))
     assert refused.value.error_code == "RESOURCE_DOES_NOT_EXIST" and time.monotonic() - started < STORE_POLL_S
+
+
+def test_registering_prints_parabit_s_lines_only_not_mlflow_s(small_config, isolated_mlflow_store, capfd):
+    """MLflow prints its registration lines on stderr whatever its log level; a registration shows none of them."""
+    tracker = RunTracker("registry-tests", "quiet-registration", uri=isolated_mlflow_store)
+    assert tracker.start() is not None
+    uri = register_model(small_config(), tracker, _embedder(), registered_name=f"{MODEL}-quiet")
+    tracker.finish()
+    assert uri == f"models:/{MODEL}-quiet/1", uri
+    err = capfd.readouterr().err
+    assert "Successfully registered model" not in err and "Created version" not in err, err

@@ -11,8 +11,10 @@ Versions are promoted with registry aliases, MLflow's way to name a version: a s
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -32,7 +34,9 @@ CANDIDATE = "candidate"
 CHAMPION = "champion"
 DEV_SCORE_TAG = "parabit.dev_score"
 DEV_SET_TAG = "parabit.dev_set"
-
+# What MLflow prints on stderr when it registers (not through logging, so no log level hides it); parabit says which
+# version it registered itself.
+MLFLOW_REGISTRATION_LINES = ("Successfully registered model ", "Created version ")
 
 
 @contextlib.contextmanager
@@ -102,7 +106,7 @@ def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, n
         version = str(min(int(v.version) for v in made))
         uri = f"models:/{name}/{version}"
     else:
-        with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id):
+        with fluent_store(tracker.uri), mlflow.start_run(run_id=tracker.run_id), registration_quietly():
             info = log_embedder(embedder, registered_model_name=name or None)
         uri = info.model_uri
         version = str(info.registered_model_version) if name and info.registered_model_version else None
@@ -115,6 +119,20 @@ def _log_and_register(config, tracker: RunTracker, embedder: SentenceEmbedder, n
         uri = f"models:/{name}/{version}"
     tracker.set_tags({tags.MODEL_URI: uri})
     return uri
+
+
+@contextlib.contextmanager
+def registration_quietly():
+    """Drop MLflow's own registration lines (:data:`MLFLOW_REGISTRATION_LINES`) from what the block prints on stderr;
+    every other line passes on, in order, when the block ends."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            yield
+    finally:
+        for line in captured.getvalue().splitlines(keepends=True):
+            if not line.startswith(MLFLOW_REGISTRATION_LINES):
+                sys.stderr.write(line)
 
 
 def set_alias(uri: str, name: str, alias: str, version: str) -> None:
