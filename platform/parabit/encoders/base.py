@@ -11,6 +11,8 @@ sentence cannot change its vector.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import nn
 
@@ -73,10 +75,13 @@ class SentenceEncoder(nn.Module):
     output_dim]``. Every length must be in ``[1, T]``: an empty sentence has no vector.
 
     ``word_table=False``: the subclass's model brings its own word table (a transformer checkpoint's token
-    embeddings), which it exposes as ``embedding``; none is made here.
+    embeddings), which it exposes as ``embedding``; none is made here. ``reads_checkpoint``: the class builds from a
+    checkpoint folder (its vocabulary, tokenizer and weights), so recipes with a word vocabulary of their own cannot
+    use it.
     """
 
     output_dim: int
+    reads_checkpoint: ClassVar[bool] = False
 
     def __init__(
         self,

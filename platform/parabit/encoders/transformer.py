@@ -118,6 +118,8 @@ class TransformerEncoder(SentenceEncoder):
     ``max_length`` at most the model's positions). ``tokenizer`` (a :class:`CheckpointTokenizer`) is the
     checkpoint's own; :meth:`tokenize` turns text into the ids and lengths :meth:`forward` reads."""
 
+    reads_checkpoint = True
+
     def __init__(self, vocab_size: int, dim: int, *, checkpoint: str | Path | None = None, pooling: str | None = None,
                  normalize: bool | None = None, max_length: int | None = None, sparse: bool = False,
                  initial_vectors: torch.Tensor | None = None):

@@ -9,8 +9,9 @@ Tatoeba sentences of either language, docs/quality.md). Whatever reads Spanish i
 English champion.
 
 :class:`TranslateTestEmbedder` has the embedder interface (``encode``, ``save``, ``load``), so it is logged, registered
-(``parabit translate-test``: :func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like a trained model; serving it
-needs the Apertium packages where it runs (``sudo apt-get install apertium apertium-eng-spa``).
+(``parabit translate-test``, :func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like
+a trained model; serving it needs the Apertium packages where it runs (``sudo apt-get install apertium
+apertium-eng-spa``).
 """
 
 from __future__ import annotations

@@ -177,8 +177,8 @@ class ModelConfig(Config):
         from parabit.encoders import ENCODERS
 
         check_name(name, ENCODERS, "encoder")
-        if name == "transformer":  # its vocabulary, tokenizer and weights come from a checkpoint folder
-            raise ValueError("the transformer encoder reads a Hugging Face checkpoint folder, not this recipe's word "
+        if ENCODERS[name].reads_checkpoint:
+            raise ValueError(f"the {name} encoder reads a Hugging Face checkpoint folder, not this recipe's word "
                              "vocabulary: train it with recipe `transformer` (jobs/configs/bilingual/transformer.yaml)")
         return name
 
