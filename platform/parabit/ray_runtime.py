@@ -45,8 +45,10 @@ TORCH_ENV_DEFAULTS = {"THP_MEM_ALLOC_ENABLE": "1"}
 # the session's log folder 10 times a second until it holds RAY_LOG_MONITOR_MANY_FILES_THRESHOLD files, then twice
 # a second; a local Ray that has started ~200 workers (a few runs) spent 2.2% of a core on it, 1.1% with 0 here
 # (2026-11-27, 30 s idle after 120 actors). A new worker's output then reaches the driver up to 0.5 s later.
+# Ray starts its workers at nice 15 (RAY_worker_niceness), so any normal-priority process on the machine (an editor's
+# indexer, a second job) took the CPU ahead of training: a local Ray's workers run at the priority of the command.
 LOCAL_RAY_ENV_DEFAULTS = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.5", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0",
-                          "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0"}
+                          "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0", "RAY_worker_niceness": "0"}
 
 
 def torch_env() -> dict[str, str]:

@@ -3,12 +3,17 @@ optionally weighted per word and with common components removed (SIF, Arora et a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from parabit.encoders.base import PAD_ID, SentenceEncoder
 from parabit.encoders.pooling import pooling_function
+
+if TYPE_CHECKING:  # numba's import (half a second) only where the fused step runs
+    from parabit.encoders.row_bags import RowBags
 
 
 class AvgEncoder(SentenceEncoder):
@@ -92,6 +97,21 @@ class AvgEncoder(SentenceEncoder):
             if self.pooling == "mean":
                 pooled = pooled / lengths.to(pooled.dtype).unsqueeze(1)
         return pooled
+
+    def bags(self, first: tuple[torch.Tensor, torch.Tensor], second: tuple[torch.Tensor, torch.Tensor]) -> RowBags:
+        """The sentences of ``first`` and then of ``second`` (each ``(ids [B, T], lengths [B])``) as
+        :class:`RowBags` (on the CPU; fixed word weights only: learnt ones train through autograd)."""
+        from parabit.encoders.row_bags import row_bags  # numba's import only where the fused step runs
+
+        if self.learn_weights:
+            raise ValueError("bags: learnt word weights are trained through autograd, not from row bags")
+        return row_bags(first, second, self.embedding.weight, mean=self.pooling == "mean",
+                        weights=self.word_weights if self.weighted else None)
+
+    def encode_bags(self, bags: RowBags) -> torch.Tensor:
+        """``[S, dim]``: the sentences of ``bags`` as :meth:`forward` encodes them (their sums, common components
+        removed)."""
+        return self.remove_components(bags.sums)
 
     def _weights(self, ids: torch.Tensor) -> torch.Tensor:
         return self.word_weights(ids).squeeze(-1) if self.learn_weights else self.word_weights[ids]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -65,3 +66,15 @@ class BilingualHingeLoss(nn.Module):
         (needs ``B >= 2``)."""
         index = sample_random_negatives(g1.size(0), k or self.negatives, generator, device=g1.device)
         return self(g1, g2, g1[index], g2[index])
+
+    def loss_and_gradient(self, sentences: torch.Tensor,
+                          generator: torch.Generator | None = None) -> tuple[float, torch.Tensor]:
+        """:meth:`in_batch`'s loss for ``g1, g2 = sentences[:B], sentences[B:]`` (the same negatives, drawn the same
+        way from ``generator``) and its gradient with respect to ``sentences`` (``[2B, D]``), in closed form on the CPU
+        (:mod:`parabit.objectives.triplet_hinge`)."""
+        from parabit.objectives.triplet_hinge import triplet_hinge  # numba's import only where the fused step runs
+
+        batch_size = sentences.size(0) // 2
+        index = sample_random_negatives(batch_size, self.negatives, generator, device=sentences.device).numpy()
+        negatives = np.concatenate([index + batch_size, index])  # g1 against side-2 sentences, g2 against side-1 ones
+        return triplet_hinge(sentences, negatives, margin=self.margin, distance=self.distance, batch_size=batch_size)

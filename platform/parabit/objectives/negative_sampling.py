@@ -110,4 +110,5 @@ def sample_random_negatives(
         raise ValueError("in-batch negatives need a batch of at least 2 pairs")
     device = torch.device(device) if device is not None else torch.device("cpu")
     draws = _random_below(batch_size - 1, (batch_size, k), generator, device)
-    return _skip_excluded(draws, torch.arange(batch_size, device=device).unsqueeze(1))
+    # Pair b's draws from [0, B - 1) step over b itself (what _skip_excluded does for one excluded value per row).
+    return draws + (draws >= torch.arange(batch_size, device=device).unsqueeze(1))

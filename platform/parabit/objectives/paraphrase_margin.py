@@ -49,3 +49,15 @@ class ParaphraseMarginLoss(nn.Module):
         t1_index, t2_index = select_negatives(g1, g2, strategy or self.strategy, generator)
         t1, t2 = gather_negatives(g1, g2, t1_index, t2_index)
         return self(g1, g2, t1, t2)
+
+    def loss_and_gradient(self, sentences: torch.Tensor,
+                          generator: torch.Generator | None = None) -> tuple[float, torch.Tensor]:
+        """:meth:`in_batch`'s loss for ``g1, g2 = sentences[:B], sentences[B:]`` (the same negatives, selected the same
+        way) and its gradient with respect to ``sentences`` (``[2B, D]``), in closed form on the CPU: the cosine margin
+        is a triplet hinge on the distance ``1 − cos`` (:mod:`parabit.objectives.triplet_hinge`)."""
+        from parabit.objectives.triplet_hinge import triplet_hinge  # numba's import only where the fused step runs
+
+        batch_size = sentences.size(0) // 2
+        t1_index, t2_index = select_negatives(sentences[:batch_size], sentences[batch_size:], self.strategy, generator)
+        negatives = torch.cat([t1_index, t2_index]).unsqueeze(1).numpy()
+        return triplet_hinge(sentences, negatives, margin=self.margin, distance="cosine", batch_size=batch_size)

@@ -35,6 +35,10 @@ class L2Regularizer(nn.Module):
     def forward(self, parameter: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
         return 0.5 * self.weight * selected_rows(parameter, rows).pow(2).sum()
 
+    def row_penalty(self) -> tuple[float, torch.Tensor | None]:
+        """``(scale, centre)`` such that ``forward(W, rows) = scale · ‖W[rows] − centre[rows]‖²`` (centre None: 0)."""
+        return 0.5 * self.weight, None
+
 
 class L2ToInitRegularizer(nn.Module):
     """``weight * ||W - W_init||_F^2`` (the J_pa word-table term of Wieting et al.), optionally over ``rows``.
@@ -54,3 +58,7 @@ class L2ToInitRegularizer(nn.Module):
             raise ValueError(f"parameter has shape {tuple(parameter.shape)}, initial {tuple(self.initial.shape)}")
         initial = self.initial if rows is None else self.initial[rows]
         return self.weight * (selected_rows(parameter, rows) - initial).pow(2).sum()
+
+    def row_penalty(self) -> tuple[float, torch.Tensor | None]:
+        """``(scale, centre)`` such that ``forward(W, rows) = scale · ‖W[rows] − centre[rows]‖²``."""
+        return self.weight, self.initial

@@ -21,7 +21,8 @@ _MODULES = {
     "guard": ("Divergence", "RunStopped", "TrainingDiverged"),
     "placement": ("WorkersNotPlaced", "check_resources"),
     "prepared": ("PreparedData", "arrow_to_tensors", "data_sizes_of", "fixed_size_ids", "id_table", "write_prepared"),
-    "recipe": ("Evaluation", "InitialInput", "Recipe", "ScoredOnDevSet", "Step", "TrainingModule", "recipe_at"),
+    "recipe": ("Evaluation", "InitialInput", "Recipe", "RowGradient", "ScoredOnDevSet", "Step", "TrainingModule",
+               "recipe_at"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -89,9 +89,10 @@ def batches_in_order(data: dict[str, torch.Tensor], order: torch.Tensor,
         lengths = torch.stack([data[f"len_{side}"][order] for side in sides], dim=1)  # [rows, sides]
         padded = torch.nn.functional.pad(lengths, (0, 0, 0, -rows % batch_size))
         widths = padded.view(-1, batch_size, len(sides)).amax(dim=1)[:batches].tolist()
+    # The epoch's rows in order, gathered once: each batch is then a slice (a view), not a gather per tensor per step.
+    ordered = {name: tensor[order] for name, tensor in data.items()}
     for index, start in enumerate(range(0, rows, batch_size)[:batches]):
-        picked = order[start:start + batch_size]
-        yield trim({name: tensor[picked] for name, tensor in data.items()}, widths[index])
+        yield trim({name: tensor[start:start + batch_size] for name, tensor in ordered.items()}, widths[index])
 
 
 def random_batch(data: dict[str, torch.Tensor], size: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

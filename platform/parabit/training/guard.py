@@ -12,6 +12,7 @@ so every worker stops together.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -105,14 +106,43 @@ class DivergenceGuard:
     def problem(self) -> tuple[int, str] | None:
         if not self._steps:
             return None
-        mine = torch.stack(self._steps).to(torch.uint8)  # [steps, names]
+        flags = torch.stack(self._steps).to(torch.uint8)  # [steps, names]
         self._steps = []
-        every = mine.clone()
-        if self.distributed:
-            torch.distributed.all_reduce(every, op=torch.distributed.ReduceOp.MAX)
-        agreed, own = torch.stack([every, mine]).tolist()  # the one host read
-        for step, (flags, own_flags) in enumerate(zip(agreed, own)):
-            if any(flags):
-                name = next((n for n, flag in zip(self.names, own_flags) if flag), "a value on another worker")
-                return step, name
-        return None
+        return first_problem(flags, self.names, self.distributed)
+
+
+class RowGuard:
+    """The fused step's guard (:class:`parabit.training.step.RowStep`, on the CPU): ``after_step(loss, rows_finite)``
+    notes whether the step's loss (a float) is finite and whether every row the step wrote is finite (the compiled update checks each value as it writes
+    it); ``problem()`` as :class:`DivergenceGuard`'s. The gradient is not checked by itself: a non-finite gradient
+    makes a non-finite row, found in the same step."""
+
+    def __init__(self, table_name: str, distributed: bool):
+        self.names = ["the loss", f"the weight {table_name}"]
+        self.distributed = distributed
+        self._flags: list[tuple[bool, bool]] = []
+
+    def after_step(self, loss: float, rows_finite: bool) -> None:
+        self._flags.append((not math.isfinite(loss), not rows_finite))
+
+    def problem(self) -> tuple[int, str] | None:
+        if not self._flags:
+            return None
+        flags = torch.tensor(self._flags, dtype=torch.uint8)
+        self._flags = []
+        return first_problem(flags, self.names, self.distributed)
+
+
+def first_problem(mine: torch.Tensor, names: list[str], distributed: bool) -> tuple[int, str] | None:
+    """The first step (row of ``mine [steps, names]``, uint8 flags) with a non-finite tensor, and the first such
+    tensor's name, or None; with ``distributed`` the flags are agreed over the process group first (a worker whose own
+    values were finite names "a value on another worker"). One host read."""
+    every = mine.clone()
+    if distributed:
+        torch.distributed.all_reduce(every, op=torch.distributed.ReduceOp.MAX)
+    agreed, own = torch.stack([every, mine]).tolist()  # the one host read
+    for step, (flags, own_flags) in enumerate(zip(agreed, own)):
+        if any(flags):
+            name = next((n for n, flag in zip(names, own_flags) if flag), "a value on another worker")
+            return step, name
+    return None

@@ -4,8 +4,9 @@ Each worker reads its shard of every dataset once (``get_dataset_shard``) into m
 module from the run's seed, and walks its shard of ``train`` in an order seeded by (seed, epoch, rank), so a resumed
 run sees exactly the batches an uninterrupted one would. Each step: the module's loss, backward, the gradient
 exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard's checks, the
-optimiser step. After each epoch rank 0 scores the dev set (:meth:`Recipe.validate`), keeps the selected epoch's
-exported embedder, logs to MLflow and writes a checkpoint. With ``optim.pairs_per_epoch`` an epoch is the next
+optimiser step; a module that trains one word table in closed form takes the fused step instead (the same maths
+without autograd, :class:`~parabit.training.step.RowStep`). After each epoch rank 0 scores the dev set
+(:meth:`Recipe.validate`), keeps the selected epoch's exported embedder, logs to MLflow and writes a checkpoint. With ``optim.pairs_per_epoch`` an epoch is the next
 slice of a seeded stream over the shard, so the dev score is read every that many pairs; with
 ``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`).
 
@@ -28,13 +29,13 @@ import torch
 from parabit.output import configure_worker_output
 from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
-from parabit.training.batches import epoch_batches, epoch_generator, load_shard, steps_per_epoch
+from parabit.training.batches import (batches_in_order, epoch_batches, epoch_generator, load_shard,
+                                      steps_per_epoch)
 from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
-from parabit.training.exchange import GradientExchange
-from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard
+from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard, RowGuard
 from parabit.training.optimizers import build_optimizers
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
-from parabit.training.step import EpochTotals, OptimiserStep, grouped, steps_of
+from parabit.training.step import EpochTotals, build_step, grouped, steps_of
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +72,9 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.sparse_gradients)
     module = ray.train.torch.prepare_model(module, parallel_strategy=None)  # to the device; exchange is ours
     optimizers = build_optimizers(module, config.optim)
-    guard = DivergenceGuard(module, distributed=world > 1)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.scaling.mixed_precision)
-    optimiser_step = OptimiserStep(module, optimizers, GradientExchange(module), guard, config.optim.clip_norm,
-                                   autocast)
+    optimiser_step = build_step(module, optimizers, config.optim, distributed=world > 1,
+                                mixed_precision=config.scaling.mixed_precision)
+    guard = optimiser_step.guard
 
     start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
     state = restore(module, optimizers, Path(loop_config["run_dir"]), embedder_to=selected_dir)
@@ -90,6 +90,8 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
 
     shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
     optim = config.optim
+    if len(shards["train"]["len_a"]) >= 2:
+        optimiser_step.warm_up(next(batches_in_order(shards["train"], torch.arange(2, device=device), 2)))
     epoch_pairs = optim.pairs_per_epoch or len(shards["train"]["len_a"])
     steps = steps_of(steps_per_epoch(epoch_pairs, optim.batch_size), optim.accumulation_steps)
     nodes = _worker_nodes(world)
@@ -165,7 +167,8 @@ def _better(selection: str, metrics: dict, selected: dict | None) -> bool:
     return selected.get("dev_score") is None or metrics["dev_score"] > selected["dev_score"]
 
 
-def _diverged(guard: DivergenceGuard, epoch: int, checked: int, loop_config: dict, name: str, rank: int) -> bool:
+def _diverged(guard: DivergenceGuard | RowGuard, epoch: int, checked: int, loop_config: dict, name: str,
+              rank: int) -> bool:
     """Whether the guard found a non-finite value in the steps after step ``checked`` of (0-based) ``epoch``; if so
     the worker is stopped (:func:`_stop_diverged`) at the first such step."""
     problem = guard.problem()

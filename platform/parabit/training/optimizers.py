@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from parabit.training.config import OptimConfig
+from parabit.training.row_kernels import adagrad_rows, sgd_rows
 from parabit.training.row_sparse_adam import RowSparseAdam
 
 DENSE = {"adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}
@@ -34,3 +35,26 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
         options = {"amsgrad": True} if config.amsgrad else {}
         optimizers.append(DENSE[config.name](dense, lr=config.lr, **options))
     return optimizers
+
+
+@torch.no_grad()
+def update_rows(optimizer: torch.optim.Optimizer, parameter: torch.Tensor, rows: torch.Tensor, gradient: torch.Tensor,
+                penalty_scale: float = 0.0, centre: torch.Tensor | None = None) -> tuple[float, bool]:
+    """``optimizer``'s step of ``parameter`` (one of its sparse parameters, :func:`build_optimizers`; float32 on the
+    CPU) for a gradient that is ``gradient`` at the distinct ``rows`` and zero elsewhere, plus the gradient of the row
+    penalty ``penalty_scale · ‖parameter[rows] − centre[rows]‖²`` (``centre`` None: zero), in place: the update
+    ``optimizer.step()`` makes from that gradient as a coalesced sparse tensor, and the same optimiser state
+    (checkpoints and resume are unchanged), in one compiled pass over the rows
+    (:mod:`parabit.training.row_kernels`). AdaGrad, SGD (plain) and :class:`RowSparseAdam`. Returns the penalty and
+    whether every updated value is finite."""
+    if isinstance(optimizer, RowSparseAdam):
+        return optimizer.update_rows(parameter, rows, gradient, penalty_scale, centre)
+    group = next(group for group in optimizer.param_groups if any(p is parameter for p in group["params"]))
+    if isinstance(optimizer, torch.optim.Adagrad) and not group["maximize"] and not group["weight_decay"]:
+        state = optimizer.state[parameter]
+        state["step"] += 1
+        rate = group["lr"] / (1 + (float(state["step"]) - 1) * group["lr_decay"])
+        return adagrad_rows(parameter, state["sum"], rows, gradient, rate, group["eps"], penalty_scale, centre)
+    if isinstance(optimizer, torch.optim.SGD) and not (group["momentum"] or group["weight_decay"] or group["maximize"]):
+        return sgd_rows(parameter, rows, gradient, group["lr"], penalty_scale, centre)
+    raise ValueError(f"update_rows: no row update for {type(optimizer).__name__} with these options")

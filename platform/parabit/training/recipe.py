@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import pyarrow.parquet as pq
 import ray.data
@@ -42,6 +42,9 @@ from parabit.embedder import SentenceEmbedder
 from parabit.evaluation.report import EvaluationReport
 from parabit.training.config import TrainingConfig
 from parabit.training.prepared import PreparedData
+
+if TYPE_CHECKING:  # numba's import (half a second) only where the fused step runs
+    from parabit.encoders.row_bags import RowBags
 
 ConfigT = TypeVar("ConfigT", bound=TrainingConfig)
 
@@ -58,9 +61,29 @@ class Step:
     step: int
 
 
+@dataclass
+class RowGradient:
+    """What the kernel's fused step (:class:`parabit.training.step.RowStep`) needs of a batch to train the one word
+    table a module trains, from :meth:`TrainingModule.row_gradient`: the objective's ``loss``; the batch's ``bags``
+    (which rows each sentence vector sums, with which factors) and ``sentence_gradient [S, D]``, the loss's gradient
+    with respect to those sums; and a row penalty ``penalty_scale · ‖table[rows] − centre[rows]‖²`` over the rows
+    the batch touched (``centre`` None: zero; ``penalty_scale`` 0: none), added to the loss by the kernel."""
+
+    loss: float
+    table: nn.Parameter
+    bags: RowBags
+    sentence_gradient: torch.Tensor
+    penalty_scale: float = 0.0
+    centre: torch.Tensor | None = None
+
+
 class TrainingModule(nn.Module):
     """Everything a recipe trains, in one module: ``forward(batch, step)`` returns the loss of the batch (or
     ``(loss, {"part": value})`` to report its parts per epoch). One forward call per step, as DDP needs.
+
+    A module whose only trainable part is a row-sparse word table may also give the loss and the table's gradient in
+    closed form (:meth:`row_gradient`, with :meth:`closed_form_table` saying when it can): the kernel then trains it
+    without autograd, touching each of the batch's rows once (the same maths as forward + backward).
 
     The whole module is what checkpoints hold and what the optimisers update; a recipe that exports a sentence
     encoder keeps it as a submodule (e.g. ``self.encoder``). ``start_metrics`` are logged once when training starts
@@ -71,6 +94,16 @@ class TrainingModule(nn.Module):
     def __init__(self):
         super().__init__()
         self.start_metrics = {}
+
+    def closed_form_table(self) -> nn.Parameter | None:
+        """The word table :meth:`row_gradient` trains, when it can stand in for ``forward`` and backward (the module
+        as configured has no other trainable part and a loss with a closed-form gradient); None: autograd."""
+        return None
+
+    def row_gradient(self, batch: dict, step: Step) -> RowGradient:
+        """``forward(batch, step)``'s loss as a :class:`RowGradient` (the same draws from ``step.generator``): what
+        the kernel needs to differentiate it with respect to :meth:`closed_form_table`'s rows without autograd."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form gradient")
 
 
 @dataclass

@@ -16,9 +16,9 @@ before the switch resume unchanged.
 
 from __future__ import annotations
 
-import math
-
 import torch
+
+from parabit.training.row_kernels import adam_rows
 
 
 class RowSparseAdam(torch.optim.Optimizer):
@@ -52,25 +52,27 @@ class RowSparseAdam(torch.optim.Optimizer):
             raise RuntimeError("RowSparseAdam got a dense gradient: give this parameter to torch.optim.Adam, or build "
                                "its embedding with sparse=True")
         grad = param.grad.coalesce()  # rows sorted and distinct: the update is not linear in repeated rows
-        rows, values = grad.indices()[0], grad.values()
+        self._update_rows(param, group, grad.indices()[0], grad.values())
+
+    @torch.no_grad()
+    def update_rows(self, param: torch.Tensor, rows: torch.Tensor, values: torch.Tensor, penalty_scale: float = 0.0,
+                    centre: torch.Tensor | None = None) -> tuple[float, bool]:
+        """The step of ``param`` whose gradient is ``values`` at the distinct ``rows`` (zero elsewhere), in place:
+        what :meth:`step` does with a coalesced sparse gradient, for a caller that has the rows at hand; with a row
+        penalty as :func:`~parabit.training.row_kernels.adam_rows`. Returns the penalty and whether every updated
+        value is finite."""
+        group = next(group for group in self.param_groups if any(p is param for p in group["params"]))
+        return self._update_rows(param, group, rows, values, penalty_scale, centre)
+
+    def _update_rows(self, param: torch.Tensor, group: dict, rows: torch.Tensor, values: torch.Tensor,
+                     penalty_scale: float = 0.0, centre: torch.Tensor | None = None) -> tuple[float, bool]:
         if values.numel() == 0:
-            return
+            return 0.0, True
         state = self.state[param]
         moments = self._moments(param, state)
         state["step"] += 1
-        beta1, beta2 = group["betas"]
-
-        touched = moments.index_select(0, rows)  # [n, 2, *row_shape]; views below write into it
-        exp_avg, exp_avg_sq = touched[:, 0], touched[:, 1]
-        exp_avg.lerp_(values, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(values, values, value=1 - beta2)
-        moments.index_copy_(0, rows, touched)
-
-        step = state["step"]
-        step_size = group["lr"] * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-        change = exp_avg_sq.sqrt_().add_(group["eps"])  # the squared moment is already stored: reuse its buffer
-        torch.div(exp_avg, change, out=change).mul_(-step_size)
-        param.index_add_(0, rows, change)
+        return adam_rows(param, moments, rows, values, lr=group["lr"], betas=group["betas"], eps=group["eps"],
+                         step=state["step"], penalty_scale=penalty_scale, centre=centre)
 
     @staticmethod
     def _moments(param: torch.Tensor, state: dict) -> torch.Tensor:

@@ -17,10 +17,12 @@ from collections.abc import Iterable, Iterator, Sequence
 import torch
 from torch import nn
 
+from parabit.training.config import OptimConfig
 from parabit.training.exchange import GradientExchange
-from parabit.training.guard import DivergenceGuard
-from parabit.training.optimizers import sparse_parameters
-from parabit.training.recipe import Step
+from parabit.training.guard import DivergenceGuard, RowGuard
+from parabit.training.optimizers import sparse_parameters, update_rows
+from parabit.training.recipe import Step, TrainingModule
+from parabit.training.row_kernels import add_penalty, row_gradient, warm_up
 
 
 class EpochTotals:
@@ -76,6 +78,9 @@ class OptimiserStep:
         sparse = {id(p) for p in sparse_parameters(module)}
         self.clipped = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse]  # norms are dense
 
+    def warm_up(self, batch: dict) -> None:
+        """Nothing to load ahead (:meth:`RowStep.warm_up` has)."""
+
     def __call__(self, batches: Sequence[dict], context: Step, totals: EpochTotals) -> None:
         for optimizer in self.optimizers:
             optimizer.zero_grad(set_to_none=True)
@@ -95,3 +100,63 @@ class OptimiserStep:
         for optimizer in self.optimizers:
             optimizer.step()
         self.guard.after_update()
+
+
+class RowStep:
+    """The fused step of a module that trains one row-sparse word table in closed form
+    (:meth:`TrainingModule.row_gradient`), on the CPU: the batch as bags of the distinct rows it reads, the loss's
+    gradient at those rows without an autograd graph (:func:`~parabit.training.row_kernels.row_gradient`), with
+    several workers the exchange of those rows (the all-gather :class:`GradientExchange` makes of a sparse gradient),
+    and the optimiser's update of those rows with the row penalty, in one compiled pass
+    (:func:`~parabit.training.optimizers.update_rows`: the same update and state as ``optimizer.step()``). Called as
+    :class:`OptimiserStep` is; its ``guard`` is a :class:`RowGuard`."""
+
+    def __init__(self, module: TrainingModule, optimizer: torch.optim.Optimizer, exchange: GradientExchange,
+                 guard: RowGuard):
+        self.module = module
+        self.optimizer = optimizer
+        self.exchange = exchange
+        self.guard = guard
+
+    def warm_up(self, batch: dict) -> None:
+        """Load (or compile) the compiled loops before the first epoch's clock starts: ``batch``'s closed-form
+        gradient with a throwaway generator, and every row update on throwaway rows; nothing of the run changes."""
+        with torch.no_grad():
+            result = self.module.row_gradient(batch, Step(torch.Generator(), {}, 0, 0))
+            row_gradient(result.bags, result.sentence_gradient)
+        warm_up()
+
+    def __call__(self, batches: Sequence[dict], context: Step, totals: EpochTotals) -> None:
+        for batch in batches:  # one: a fused step is one batch (the kernel builds it only then)
+            with torch.no_grad():
+                result = self.module.row_gradient(batch, context)
+                table, rows = result.table, result.bags.rows
+                gradient = row_gradient(result.bags, result.sentence_gradient)
+                scale, penalty = result.penalty_scale, 0.0
+                if self.exchange.world > 1:
+                    if scale:  # each worker's gradient holds the penalty of its rows, as autograd's would
+                        penalty, scale = add_penalty(table, rows, gradient, scale, result.centre), 0.0
+                    table.grad = torch.sparse_coo_tensor(rows.unsqueeze(0), gradient, table.shape,
+                                                         check_invariants=False, is_coalesced=True)
+                    self.exchange.average()  # every worker's rows, summed per row and averaged
+                    rows, gradient, table.grad = table.grad.indices()[0], table.grad.values(), None
+                update_penalty, finite = update_rows(self.optimizer, table, rows, gradient, scale, result.centre)
+                loss = result.loss + penalty + update_penalty
+                self.guard.after_step(loss, finite)
+            totals.add({"loss": loss}, len(batch["len_a"]))
+
+
+def build_step(module: TrainingModule, optimizers: Sequence[torch.optim.Optimizer], optim: OptimConfig, *,
+               distributed: bool, mixed_precision: bool = False) -> OptimiserStep | RowStep:
+    """The kernel's step for ``module``: :class:`RowStep` when the module trains one word table (float32, on the CPU)
+    in closed form (:meth:`TrainingModule.closed_form_table`) and a step is one batch; otherwise
+    :class:`OptimiserStep` (forward under bfloat16 autocast with ``mixed_precision``, autograd's backward,
+    ``optimizer.step()``). Either has the ``guard`` the worker loop reads."""
+    exchange = GradientExchange(module)
+    table = module.closed_form_table()
+    if (table is not None and table.device.type == "cpu" and table.dtype == torch.float32
+            and optim.accumulation_steps == 1 and not mixed_precision and len(optimizers) == 1):
+        name = next(name for name, parameter in module.named_parameters() if parameter is table)
+        return RowStep(module, optimizers[0], exchange, RowGuard(name, distributed))
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if mixed_precision else None
+    return OptimiserStep(module, optimizers, exchange, DivergenceGuard(module, distributed), optim.clip_norm, autocast)

@@ -10,7 +10,7 @@ import torch
 
 from parabit.data.dictionaries import read_muse_train
 from parabit.embedder import SentenceEmbedder
-from parabit.encoders import SentenceEncoder, touched_rows
+from parabit.encoders import AvgEncoder, SentenceEncoder, touched_rows
 from parabit.objectives import L2Regularizer, L2ToInitRegularizer, build_objective
 from parabit.recipes.pairs.config import ModelConfig, ObjectiveConfig
 from parabit.recipes.pairs.data import contextual_sums
@@ -18,7 +18,7 @@ from parabit.teacher.vectors import ContextualBlend, build_distilled_table, load
 from parabit.text.frequency import sif_weights
 from parabit.text.glove import glove_rows_by_translation, glove_rows_for, rows_by_translation
 from parabit.text.vocab import PAD_ID, UNK_WORD, Vocabulary
-from parabit.training import PreparedData, Step, TrainingModule
+from parabit.training import PreparedData, RowGradient, Step, TrainingModule
 
 
 def encoder_spec(config: ModelConfig, vocab_size: int) -> dict:
@@ -146,6 +146,30 @@ class PairModule(TrainingModule):
             student = self.encoder(ids.to(g1.device), lengths.to(g1.device))
             loss = loss + self.distillation_weight * self.distillation(student, teacher.to(g1.device))
         return loss
+
+    def closed_form_table(self) -> torch.nn.Parameter | None:
+        """The averaging encoder's word table, when it is all that trains (fixed or no word weights, sparse
+        gradients) under J_bi or J_pa without distillation, and ``forward`` is this class's own."""
+        encoder = self.encoder
+        if (type(self).forward is not PairModule.forward or self.distillation is not None
+                or not isinstance(encoder, AvgEncoder) or encoder.learn_weights or not encoder.embedding.sparse
+                or not hasattr(self.loss, "loss_and_gradient")):
+            return None
+        trainable = [parameter for parameter in self.parameters() if parameter.requires_grad]
+        table = encoder.embedding.weight
+        return table if len(trainable) == 1 and trainable[0] is table else None
+
+    @torch.no_grad()
+    def row_gradient(self, batch: dict, step: Step) -> RowGradient:
+        """:meth:`forward`'s loss for the kernel's fused step: both sides encoded from the batch's row bags, the
+        objective's loss and gradient with respect to the sentence vectors in closed form
+        (:mod:`parabit.objectives.triplet_hinge`), and the regulariser as a row penalty."""
+        encoder = self.encoder
+        bags = encoder.bags((batch["ids_a"], batch["len_a"]), (batch["ids_b"], batch["len_b"]))
+        loss, gradient = self.loss.loss_and_gradient(encoder.encode_bags(bags), step.generator)
+        # Removing fixed common components is a symmetric projection: it maps the gradient back to the bag sums.
+        scale, centre = self.regularizer.row_penalty() if self.regularizer is not None else (0.0, None)
+        return RowGradient(loss, encoder.embedding.weight, bags, encoder.remove_components(gradient), scale, centre)
 
 
 @dataclass
