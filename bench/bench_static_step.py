@@ -4,7 +4,7 @@
 
 The cell is an Elgohary BiSent J_bi cell's settings (AVG with eq. 1's sum, 300-d, AdaGrad lr 0.05, rows N(0, 0.1²),
 Euclidean distance, margin 1, k 15, λ 1e-3) on the 138,871 en-es pairs of ``jobs/configs/bilingual_sentences.yaml``
-(Tatoeba + the Europarl sample), trained without Ray, one thread, three ways over the same ``--pairs`` pairs (the
+(Tatoeba + the Europarl sample), trained without Ray, one thread, four ways over the same ``--pairs`` pairs (the
 kernel's seeded, trimmed batches of one epoch):
 
 * **parabit fused**: the kernel's step as ``parabit train`` takes it (``build_step`` → ``RowStep``: the batch's
@@ -13,9 +13,12 @@ kernel's seeded, trimmed batches of one epoch):
   ``torch.optim.Adagrad``, the divergence guard), what every static cell trained with before;
 * **plain PyTorch**: the loop a PyTorch user writes: ``nn.EmbeddingBag(mode="sum", sparse=True)``, J_bi with the
   negatives gathered as ``[B, k, D]``, λ/2·‖W[rows]‖² on the batch's distinct rows, ``loss.backward()``,
-  ``torch.optim.Adagrad``; no guard, no bookkeeping: the baseline.
+  ``torch.optim.Adagrad``; no guard, no bookkeeping: the baseline;
+* **plain PyTorch, gradient written out**: the same maths as torch ops without autograd (``unique`` of the batch's
+  tokens, the rows gathered, J_bi's gradient by hand through the ``[B, k, D]`` negatives, ``index_add_`` back to the
+  rows, AdaGrad on those rows by hand): what a performance engineer writes in torch alone.
 
-Each repeat runs the three in turn (so they share the machine's moments), each from the same initial table, after
+Each repeat runs the four in turn (so they share the machine's moments), each from the same initial table, after
 a few untimed warm-up steps; the table reports the median pairs/s over repeats, the spread (min–max), and the ratios
 to the plain loop. The process has a Ray Train worker's torch settings (huge pages for large tensors,
 ``TORCH_ENV_DEFAULTS``).
@@ -83,7 +86,50 @@ class PlainLoop:
         return float(loss)
 
 
+class WrittenOutLoop:
+    """The plain loop's maths with the gradient written out (see the module docstring)."""
+
+    def __init__(self, table: torch.Tensor, config: PairsConfig):
+        self.table, self.sums = table.clone(), torch.zeros_like(table)
+        self.lr, self.k, self.margin, self.weight = (config.optim.lr, config.objective.negatives,
+                                                     config.objective.margin, config.objective.regularization)
+
+    def __call__(self, batch: dict, generator: torch.Generator) -> float:
+        sides = [(batch["ids_a"], batch["len_a"]), (batch["ids_b"], batch["len_b"])]
+        flats, sentences = [], []
+        for side, (ids, lengths) in enumerate(sides):
+            real = (torch.arange(ids.size(1)).unsqueeze(0) < lengths.unsqueeze(1)) & (ids > 0)
+            sentence, _ = real.nonzero(as_tuple=True)
+            flats.append(ids[real])
+            sentences.append(sentence + side * len(lengths))
+        flat, sentence = torch.cat(flats), torch.cat(sentences)
+        rows, inverse = torch.unique(flat, return_inverse=True)
+        values = self.table[rows]
+        batch_size, dim = len(batch["len_a"]), self.table.size(1)
+        encoded = torch.zeros(2 * batch_size, dim).index_add_(0, sentence, values[inverse])
+        g1, g2 = encoded[:batch_size], encoded[batch_size:]
+        index = sample_random_negatives(batch_size, self.k, generator)
+        n1, n2 = g1[index], g2[index]  # [B, k, D]
+        positive = (g1 - g2).pow(2).sum(-1, keepdim=True)
+        hinge2 = self.margin + positive - (g1.unsqueeze(1) - n2).pow(2).sum(-1)  # g1 against side-2 negatives
+        hinge1 = self.margin + positive - (g2.unsqueeze(1) - n1).pow(2).sum(-1)  # g2 against side-1 negatives
+        c2, c1 = (hinge2 > 0).float() / batch_size, (hinge1 > 0).float() / batch_size
+        loss = (hinge2.clamp_min(0).sum() + hinge1.clamp_min(0).sum()) / batch_size
+        difference = (g1 - g2) * 2
+        grad1 = 2 * (c2.unsqueeze(-1) * (n2 - g2.unsqueeze(1))).sum(1) + c1.sum(1, keepdim=True) * difference
+        grad2 = -c2.sum(1, keepdim=True) * difference + 2 * (c1.unsqueeze(-1) * (n1 - g1.unsqueeze(1))).sum(1)
+        grad2.index_add_(0, index.reshape(-1), (2 * c2.unsqueeze(-1) * (g1.unsqueeze(1) - n2)).reshape(-1, dim))
+        grad1.index_add_(0, index.reshape(-1), (2 * c1.unsqueeze(-1) * (g2.unsqueeze(1) - n1)).reshape(-1, dim))
+        gradient = torch.zeros_like(values).index_add_(0, inverse, torch.cat([grad1, grad2])[sentence])
+        gradient += self.weight * values
+        sums = self.sums[rows] + gradient.pow(2)
+        self.sums[rows] = sums
+        self.table[rows] = values - self.lr * gradient / (sums.sqrt() + 1e-10)
+        return float(loss) + 0.5 * self.weight * float(values.pow(2).sum())
+
+
 def kernel_step(recipe: PairsRecipe, prepared, fused: bool):
+    """(run one batch, the mean loss since the last reset, reset) of the kernel's fused or autograd step."""
     torch.manual_seed(recipe.config.seed)
     module = recipe.build_module(prepared, sparse=True)
     optimizers = build_optimizers(module, recipe.config.optim)
@@ -92,22 +138,31 @@ def kernel_step(recipe: PairsRecipe, prepared, fused: bool):
         assert isinstance(step, RowStep), "the cell must take the fused step"
     else:
         step = OptimiserStep(module, optimizers, GradientExchange(module), DivergenceGuard(module, distributed=False))
-    totals = EpochTotals()
+    totals = [EpochTotals()]
 
     def run(batch: dict, generator: torch.Generator, index: int) -> None:
-        step([batch], Step(generator, {}, 1, index), totals)
+        step([batch], Step(generator, {}, 1, index), totals[0])
         if index % 32 == 0:  # the worker loop's reads of the guard
             assert step.guard.problem() is None
 
-    return run, totals
+    return run, lambda _: totals[0].means()["loss"], lambda: totals.__setitem__(0, EpochTotals())
+
+
+def plain_loop(loop_class, recipe: PairsRecipe, prepared):
+    """(run one batch, the mean loss of the given losses, reset) of a plain loop from the kernel's initial table."""
+    torch.manual_seed(recipe.config.seed)
+    loop = loop_class(recipe.build_module(prepared, sparse=True).encoder.embedding.weight.detach(), recipe.config)
+    return (lambda batch, generator, index: loop(batch, generator)), lambda losses: sum(losses) / len(losses), None
 
 
 def timed_run(make, batches: list[dict], seed: int) -> tuple[float, float]:
     """(pairs/s over ``batches`` after the warm-up, mean loss of the timed steps) of one runner."""
-    run, loss_of = make()
+    run, loss_of, reset = make()
     generator = torch.Generator().manual_seed(seed)
     for index, batch in enumerate(batches[:WARM_UP_STEPS], 1):
         run(batch, generator, index)
+    if reset is not None:
+        reset()
     losses, pairs = [], 0
     started = time.perf_counter()
     for index, batch in enumerate(batches[WARM_UP_STEPS:], WARM_UP_STEPS + 1):
@@ -136,18 +191,10 @@ def main() -> None:
                               seed=config.seed, epoch=0, rank=0)
         batches = [batch for _, batch in zip(range(WARM_UP_STEPS + args.pairs // batch_size), epoch)]
 
-        def parabit(fused: bool):
-            def make():
-                run, totals = kernel_step(recipe, prepared, fused)
-                return run, lambda _: totals.means()["loss"]
-            return make
-
-        def plain():
-            torch.manual_seed(config.seed)
-            loop = PlainLoop(recipe.build_module(prepared, sparse=True).encoder.embedding.weight.detach(), config)
-            return (lambda batch, generator, index: loop(batch, generator)), lambda losses: sum(losses) / len(losses)
-
-        runners = {"parabit fused": parabit(True), "parabit autograd": parabit(False), "plain PyTorch": plain}
+        runners = {"parabit fused": lambda: kernel_step(recipe, prepared, fused=True),
+                   "parabit autograd": lambda: kernel_step(recipe, prepared, fused=False),
+                   "plain PyTorch": lambda: plain_loop(PlainLoop, recipe, prepared),
+                   "plain PyTorch, gradient written out": lambda: plain_loop(WrittenOutLoop, recipe, prepared)}
         speeds: dict[str, list[float]] = {name: [] for name in runners}
         losses: dict[str, float] = {}
         for repeat in range(args.repeats):
@@ -167,14 +214,14 @@ def main() -> None:
 {machine_line()} · an Elgohary BiSent J_bi cell (AVG sum, 300-d, AdaGrad lr 0.05, N(0, 0.1²) rows, Euclidean,
 margin 1, k 15, λ 1e-3) on the 138,871 en-es pairs of `jobs/configs/bilingual_sentences.yaml`, one thread, no Ray;
 {args.pairs:,} pairs per run (the epoch's first batches, after {WARM_UP_STEPS} untimed steps), {args.repeats} repeats
-of the three runners in turn.
+of the four runners in turn.
 
 {table(["batch", "runner", "pairs/s (median)", "spread (min – max)", "vs plain PyTorch (median)", "each repeat",
         "mean loss (last repeat)"], rows)}
 
-"vs plain PyTorch" = runner's pairs/s / the plain loop's in the same repeat. The mean losses differ between the
-runners by the negatives each draws (the plain loop draws its own) and by float rounding, not by what they compute:
-`tests/training/test_row_step.py` holds the fused step equal to the autograd step on the same draws.
+"vs plain PyTorch" = runner's pairs/s / the plain autograd loop's in the same repeat. Every runner draws the same
+negatives from the same generator, so the mean losses of the timed steps agree (to float rounding);
+`tests/training/test_row_step.py` holds the fused step equal to the autograd step, weights and optimiser state.
 Target (issue "Training at the machine's limit"): `parabit train` on this cell ≥ 25,000 pairs/s per epoch at batch 50
 and ≥ 18,000 at batch 25 on one worker."""
     print(write_section("bench_static_step", body))

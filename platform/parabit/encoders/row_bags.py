@@ -48,7 +48,9 @@ def row_bags(first: tuple[torch.Tensor, torch.Tensor], second: tuple[torch.Tenso
     ``weights``) or its number of real tokens (without), as :class:`~parabit.encoders.avg.AvgEncoder` does;
     ``weights [V]``: fixed per-word factors. A length outside ``[1, T]`` raises ValueError."""
     scaled = weights is not None or mean
-    arrays = (first[0].numpy(), first[1].numpy(), second[0].numpy(), second[1].numpy())
+    # Contiguous copies (a batch's ids are usually a trimmed view): one compiled signature for every batch, not one
+    # per layout, each loaded from the cache the first time a run meets it.
+    arrays = tuple(np.ascontiguousarray(tensor.numpy()) for tensor in (*first, *second))
     try:
         parts = _bags(*arrays, table.detach().numpy(),
                       NO_WEIGHTS if weights is None else weights.detach().to(torch.float32).numpy(), mean, scaled)

@@ -37,7 +37,6 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
     return optimizers
 
 
-@torch.no_grad()
 def update_rows(optimizer: torch.optim.Optimizer, parameter: torch.Tensor, rows: torch.Tensor, gradient: torch.Tensor,
                 penalty_scale: float = 0.0, centre: torch.Tensor | None = None) -> tuple[float, bool]:
     """``optimizer``'s step of ``parameter`` (one of its sparse parameters, :func:`build_optimizers`; float32 on the
@@ -52,7 +51,7 @@ def update_rows(optimizer: torch.optim.Optimizer, parameter: torch.Tensor, rows:
     group = next(group for group in optimizer.param_groups if any(p is parameter for p in group["params"]))
     if isinstance(optimizer, torch.optim.Adagrad) and not group["maximize"] and not group["weight_decay"]:
         state = optimizer.state[parameter]
-        state["step"] += 1
+        state["step"].add_(1)  # the step count stays the tensor torch keeps (checkpoints are unchanged)
         rate = group["lr"] / (1 + (float(state["step"]) - 1) * group["lr_decay"])
         return adagrad_rows(parameter, state["sum"], rows, gradient, rate, group["eps"], penalty_scale, centre)
     if isinstance(optimizer, torch.optim.SGD) and not (group["momentum"] or group["weight_decay"] or group["maximize"]):
