@@ -4,6 +4,7 @@ found, and the time a paper took computed from its records."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from parabit.config import ConfigError
 from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.paths import data_root, output_root, project_path
 from parabit.recipes import load_run_config
-from parabit.papers.cells import CellResult, Group, Results, make_cell, reconfigure
+from parabit.papers.cells import CellResult, CellRunner, Group, Results, make_cell, reconfigure
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import PaperTime
 from parabit.papers.plan import PlanContext
@@ -47,7 +48,8 @@ def test_paths_are_written_relative_to_the_output_data_and_project_folders_and_b
 def test_a_cell_digest_covers_what_it_trains_not_where_or_how_it_runs(sick_cell):
     config = sick_cell.config
     same = [reconfigure(config, {"scaling.cpus_per_worker": 0.5}), reconfigure(config, {"tracking.experiment": "x"}),
-            reconfigure(config, {"max_failures": 0}), reconfigure(config, {"name": "another-name"})]
+            reconfigure(config, {"max_failures": 0}), reconfigure(config, {"name": "another-name"}),
+            reconfigure(config, {"scaling.in_process": True}), reconfigure(config, {"checkpoint_every": 5})]
     assert {cell_digest(c) for c in same} == {cell_digest(config)}
     changed = [reconfigure(config, {"optim.lr": 0.002}), reconfigure(config, {"seed": 2}),
                reconfigure(config, {"data.max_length": 20}), reconfigure(config, {"optim.epochs": 31})]
@@ -56,6 +58,18 @@ def test_a_cell_digest_covers_what_it_trains_not_where_or_how_it_runs(sick_cell)
     # A setting spelled out at its default value is no change: a later setting added at its default keeps records.
     assert cell_digest(reconfigure(config, {"optim.amsgrad": False})) == cell_digest(config)
     assert digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
+
+
+def test_a_runner_trains_a_one_cpu_worker_cell_in_process_and_others_in_worker_groups(sick_cell, tmp_path):
+    runner = CellRunner(Ledger(tmp_path), uri=f"sqlite:///{tmp_path / 'mlflow.db'}", checkpoint_every=5)
+    one_worker = runner.as_trained(sick_cell)
+    assert one_worker.config.scaling.in_process and one_worker.config.checkpoint_every == 5
+    assert one_worker.digest == sick_cell.digest
+    for scaling in ({"scaling.num_workers": 2, "scaling.cpus_per_worker": 0.5}, {"scaling.use_gpu": True}):
+        cell = replace(sick_cell, config=reconfigure(sick_cell.config, scaling))
+        assert not runner.as_trained(cell).config.scaling.in_process
+    worker_groups = CellRunner(Ledger(tmp_path), uri=runner.uri, in_process=False)
+    assert not worker_groups.as_trained(sick_cell).config.scaling.in_process
 
 
 def test_records_are_appended_one_line_each_and_read_back(sick_cell, tmp_path):

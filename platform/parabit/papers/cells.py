@@ -12,8 +12,10 @@ of what it trains (:mod:`parabit.papers.ledger`). The :class:`CellRunner` finds 
    Ray Train checkpoints are removed unless ``keep_checkpoints``: a table cell needs its numbers, not its weights
    (an Elgohary cell keeps about 400 MB; the plan's 49 cells would fill 20 GB).
 
-Cells that must train run one at a time in this process, or ``parallel`` at once as Ray tasks (each starts its own
-Ray Train run; on a cluster the tasks and their workers spread over the nodes). Every number is read back from the
+Cells that must train run one at a time in this process, or ``parallel`` at once as Ray tasks (on a cluster the tasks
+and their workers spread over the nodes). A cell of one CPU worker trains in that process itself (Ray Train's local
+mode: no worker group to start, and the process's imports and compiled kernels serve every cell it trains); other
+cells start a Ray Train run each. Every number is read back from the
 cell's MLflow run, so what a table shows is what the run logged, and the ledger keeps a copy.
 """
 
@@ -205,12 +207,17 @@ class CellRunner:
     ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
     CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs.
     ``provenance``: the code the records it writes name (default: each run's own git tags). ``keep_checkpoints``:
-    passed to :func:`train_cell`."""
+    passed to :func:`train_cell`. ``in_process``: one-CPU-worker cells train in the process that runs them (see the
+    module docstring). ``checkpoint_every``: each cell's checkpoint interval in epochs (its last epoch always has one).
+    Neither changes what a cell trains (nor its digest)."""
 
     def __init__(self, ledger: Ledger, parent_run_id: str | None = None, uri: str | None = None,
-                 parallel: int | str = 1, provenance: Provenance | None = None, keep_checkpoints: bool = False):
+                 parallel: int | str = 1, provenance: Provenance | None = None, keep_checkpoints: bool = False,
+                 in_process: bool = True, checkpoint_every: int = 1):
         self.ledger = ledger
         self.keep_checkpoints = keep_checkpoints
+        self.in_process = in_process
+        self.checkpoint_every = checkpoint_every
         self.parent_run_id = parent_run_id
         self.uri = uri or tracking_uri()
         self.client = MlflowClient(self.uri)
@@ -299,8 +306,17 @@ class CellRunner:
 
     def train_all(self, cells: list[Cell]) -> list[CellResult]:
         """Train ``cells`` (``parallel`` at a time); each is recorded in the ledger as soon as it finishes."""
+        cells = [self.as_trained(cell) for cell in cells]
         width = self.width(cells)
         return self._one_by_one(cells) if width <= 1 else self._side_by_side(cells, width)
+
+    def as_trained(self, cell: Cell) -> Cell:
+        """``cell`` with this runner's way of training it: its checkpoint interval, and in the process that runs it
+        when it is one CPU worker."""
+        overrides: dict[str, Any] = {"checkpoint_every": self.checkpoint_every}
+        if self.in_process and cell.config.scaling.max_workers == 1 and not cell.gpus:
+            overrides["scaling.in_process"] = True
+        return replace(cell, config=reconfigure(cell.config, overrides))
 
     def width(self, cells: list[Cell]) -> int:
         """How many of ``cells`` train at once."""
@@ -326,12 +342,13 @@ class CellRunner:
                 for cell in cells]
 
     def _side_by_side(self, cells: list[Cell], width: int) -> list[CellResult]:
-        """Train ``width`` cells at a time, each in a Ray task of its own (it only waits for its Ray Train run)."""
+        """Train ``width`` cells at a time, each in a Ray task of its own: it trains a cell in process on the CPUs it
+        holds, or only waits for the cell's Ray Train run (and holds none)."""
         import ray
 
         cpus = ray.cluster_resources().get("CPU", 0)
         share = max((cpus - 1) / width, 0.1)
-        remote = ray.remote(num_cpus=0, max_retries=0)(train_cell)
+        remote = ray.remote(max_retries=0)(train_cell)
         waiting = [c.sized(share / c.config.scaling.max_workers) if not c.gpus else c for c in cells]
         running: dict[Any, Cell] = {}
         results = []
@@ -339,8 +356,9 @@ class CellRunner:
             while waiting or running:
                 while waiting and len(running) < width:
                     cell = waiting.pop(0)
-                    running[remote.remote(cell, self.parent_run_id, self.uri, self.provenance,
-                                          self.keep_checkpoints)] = cell
+                    task = remote.options(num_cpus=cell.cpus if cell.config.scaling.in_process else 0)
+                    running[task.remote(cell, self.parent_run_id, self.uri, self.provenance,
+                                        self.keep_checkpoints)] = cell
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
                     cell = running.pop(ref)

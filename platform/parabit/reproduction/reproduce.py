@@ -142,7 +142,8 @@ class Reproduction:
             context = PlanContext(config, self.pipelines, tracker, cells=self._data_step_cells,
                                   progress=self._record_progress, history=self.ledger.cells)
             self.runner = CellRunner(self.ledger, tracker.run_id, parallel=config.parallel, provenance=provenance,
-                                     keep_checkpoints=config.keep_checkpoints)
+                                     keep_checkpoints=config.keep_checkpoints, in_process=config.cells_in_process,
+                                     checkpoint_every=config.checkpoint_every)
             papers = self.papers = [PaperRun(PLANS[key](context)) for key in config.papers]
             for paper in papers:
                 self.open(paper)
@@ -416,7 +417,9 @@ class Reproduction:
                 groups = {g.key: g for g in paper.plan.groups()}
                 cell = self.cell(paper, groups[cell.group], cell.seed)
             again = cell.renamed(f"{name}-verify-{time.strftime('%Y%m%d%H%M%S', time.gmtime())}")
-            self.runner = CellRunner(Ledger(self.config.output_path / "verify-ledger"))
+            self.runner = CellRunner(Ledger(self.config.output_path / "verify-ledger"),
+                                     in_process=self.config.cells_in_process,
+                                     checkpoint_every=self.config.checkpoint_every)
             return recorded, self.runner.train_all([again])[0]
         planned = [c.name for key in self.config.papers for c in self._planned_names(key, context)]
         raise LookupError(f"no planned cell named {name!r}; planned cells: {', '.join(planned[:8])}"

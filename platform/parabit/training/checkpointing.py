@@ -9,11 +9,17 @@ A driver killed in between (the controller dies with it), or a worker killed rig
 checkpoint folders the snapshot does not list, and Ray would then start that run over (or from an older checkpoint).
 So :func:`restore`, on the worker, looks for those newer folders itself (:func:`unlisted_checkpoints`) and resumes from
 whichever is further along: Ray's own checkpoint or the newest of them that loads.
+
+A run trained in the calling process (``scaling.in_process``: Ray Train's local mode, which keeps no checkpoint of
+its own) writes its checkpoints into the same folder under the same names itself (:func:`report_with_checkpoint`),
+each renamed into place whole and marked complete, so resuming and :func:`finished_checkpoint` work as they do
+for Ray's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import logging
 import shutil
@@ -34,6 +40,10 @@ CHECKPOINT_FILE = "state.pt"
 EMBEDDER_DIR = "embedder"
 # Ray Train's record of a run's committed checkpoints, in the run's folder (ray.train.v2 CheckpointManager).
 RAY_SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
+# In a checkpoint a run in the calling process wrote whole: the epoch it holds (Ray's own folders never have it).
+COMPLETE_FILE = "complete.json"
+# How many checkpoints a run keeps (Ray Train's CheckpointConfig(num_to_keep), and the same in the calling process).
+CHECKPOINTS_KEPT = 2
 
 
 def training_state(model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer], **extra) -> dict:
@@ -43,13 +53,33 @@ def training_state(model: torch.nn.Module, optimizers: Sequence[torch.optim.Opti
             "torch_rng": torch.get_rng_state(), **extra}
 
 
-def report_with_checkpoint(metrics: dict, state: dict, embedder_dir: Path | None = None) -> None:
-    """Report ``metrics`` to Ray Train with a checkpoint of ``state`` (and a copy of the embedder folder, if any)."""
+def report_with_checkpoint(metrics: dict, state: dict, embedder_dir: Path | None = None, *,
+                           in_process_run: Path | None = None) -> None:
+    """Report ``metrics`` to Ray Train with a checkpoint of ``state`` (and a copy of the embedder folder, if any).
+
+    ``in_process_run``: the run's folder, for a run in the calling process: the checkpoint is written there, named
+    as Ray Train names its own, and the older ones beyond :data:`CHECKPOINTS_KEPT` are removed."""
+    if in_process_run is not None:
+        in_process_run.mkdir(parents=True, exist_ok=True)
+        folder = in_process_run / f"checkpoint_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S.%f}"
+        with tempfile.TemporaryDirectory(dir=in_process_run, prefix=".writing-",
+                                         ignore_cleanup_errors=True) as directory:
+            _write_checkpoint(Path(directory), state, embedder_dir)
+            (Path(directory) / COMPLETE_FILE).write_text(json.dumps({"epoch": state["epoch"]}))
+            Path(directory).rename(folder)  # whole or not at all: a kill leaves only the hidden temporary folder
+        for older in sorted(in_process_run.glob("checkpoint_*"), reverse=True)[CHECKPOINTS_KEPT:]:
+            shutil.rmtree(older, ignore_errors=True)
+        ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(str(folder)))
+        return
     with tempfile.TemporaryDirectory() as directory:
-        torch.save(state, Path(directory) / CHECKPOINT_FILE)
-        if embedder_dir is not None and embedder_dir.is_dir():
-            shutil.copytree(embedder_dir, Path(directory) / EMBEDDER_DIR)
+        _write_checkpoint(Path(directory), state, embedder_dir)
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
+
+
+def _write_checkpoint(directory: Path, state: dict, embedder_dir: Path | None) -> None:
+    torch.save(state, directory / CHECKPOINT_FILE)
+    if embedder_dir is not None and embedder_dir.is_dir():
+        shutil.copytree(embedder_dir, directory / EMBEDDER_DIR)
 
 
 class IncompleteCheckpoint(OSError):
@@ -110,10 +140,17 @@ def finished_checkpoint(run_directory: Path, epochs: int) -> ray.train.Checkpoin
     Only a checkpoint Ray committed (the snapshot's latest) counts, and only when no newer folder awaits (a killed
     driver's): then running the same command again can evaluate and register it without starting Ray Train, whose
     worker group would only load the checkpoint and find nothing left to do (~20 s of the main job's second run).
+    A run in the calling process has no snapshot: its newest folder counts when it is marked complete.
     """
     snapshot = _snapshot(run_directory)
+    unlisted = unlisted_checkpoints(run_directory, snapshot)
+    if unlisted:  # a run in the calling process: its newest folder, if written whole
+        complete = Path(unlisted[0]) / COMPLETE_FILE
+        if complete.is_file() and json.loads(complete.read_text()).get("epoch", 0) >= epochs:
+            return ray.train.Checkpoint.from_directory(unlisted[0])
+        return None
     latest = snapshot.get("latest_checkpoint_result") or {}
-    if latest.get("metrics", {}).get("epoch", 0) < epochs or unlisted_checkpoints(run_directory, snapshot):
+    if latest.get("metrics", {}).get("epoch", 0) < epochs:
         return None
     folder = run_directory / latest["checkpoint_dir_name"]
     return ray.train.Checkpoint.from_directory(str(folder)) if (folder / CHECKPOINT_FILE).is_file() else None

@@ -71,6 +71,11 @@ class ScalingSettings(Config):
     ``torch_threads``: intra-op threads of each worker's torch (null: Ray's choice, the whole CPUs of
     ``cpus_per_worker``, at least 1). A transformer on a 2-core machine trains faster on 2 threads while its worker
     reserves 1 CPU, leaving Ray Data the other.
+
+    ``in_process``: the one worker runs in the calling process (Ray Train's local mode): no worker group to start
+    (about 20 s a run), and the process's imports and compiled kernels serve every run it trains, which is how
+    ``parabit reproduce`` trains its cells. One CPU worker only; Ray Train restarts nothing (a failure ends the run,
+    and the same command resumes it from its last checkpoint, written to the run's folder as Ray Train would).
     """
 
     num_workers: PositiveInt | tuple[PositiveInt, PositiveInt] = 1
@@ -81,6 +86,7 @@ class ScalingSettings(Config):
     resources_per_worker: dict[str, NonNegativeFloat] = Field(default_factory=dict)
     gradient_exchange: Literal["sparse_rows", "dense"] = "sparse_rows"
     torch_threads: PositiveInt | None = None
+    in_process: bool = False
 
     @property
     def elastic(self) -> bool:
@@ -106,6 +112,13 @@ class ScalingSettings(Config):
         return self
 
     @model_validator(mode="after")
+    def _in_process_is_one_cpu_worker(self):
+        if self.in_process and (self.use_gpu or self.elastic or self.num_workers != 1):
+            raise ValueError("scaling.in_process trains one CPU worker in the calling process: it needs num_workers: 1 "
+                             "and use_gpu: false")
+        return self
+
+    @model_validator(mode="after")
     def _mixed_precision_needs_gpu(self):
         if self.mixed_precision and not self.use_gpu:
             raise ValueError("scaling.mixed_precision needs scaling.use_gpu: true (autocast runs on CUDA only)")
@@ -126,6 +139,9 @@ class TrainingConfig(Config):
     ``selection``: which epoch's model is evaluated and exported: ``last``, or ``best`` (highest ``dev_score``).
     ``max_failures``: how often a killed worker is restarted from the last checkpoint. ``storage_path``: where Ray
     Train keeps checkpoints (default ``<outputs>/ray_results``; shared storage on a multi-node cluster).
+    ``checkpoint_every``: a checkpoint every that many epochs, and after the last (a word table and its optimiser
+    state are hundreds of MB: about a second each); a resumed run trains the epochs since its last checkpoint again,
+    to the same numbers.
 
     A recipe whose sections default differently declares it once in :attr:`section_defaults` (e.g. Siamese's
     ``{"optim": {"batch_size": 64, ...}}``): a config file that sets some fields of such a section gets the recipe's
@@ -143,6 +159,7 @@ class TrainingConfig(Config):
     selection: Literal["last", "best"] = "last"
     max_failures: int = Field(2, ge=-1)
     storage_path: str | None = None
+    checkpoint_every: PositiveInt = 1
 
     @model_validator(mode="before")
     @classmethod
@@ -168,7 +185,7 @@ class TrainingConfig(Config):
 
 # Settings a re-run of the same name may change: where and how it runs and is tracked, and for how many epochs (a
 # longer run continues from the last checkpoint), never what it trains.
-RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "max_failures"})
+RESUMABLE_CHANGES = frozenset({"name", "tracking", "scaling", "storage_path", "max_failures", "checkpoint_every"})
 RESUMABLE_FIELDS = frozenset({"optim.epochs"})
 
 

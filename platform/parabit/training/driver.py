@@ -39,9 +39,9 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags as tag_names
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import register_model
-from parabit.training.checkpointing import (check_same_settings, finished_checkpoint, load_checkpoint_state,
-                                            load_state, record_once, record_settings, run_directory, run_record,
-                                            storage_path)
+from parabit.training.checkpointing import (CHECKPOINTS_KEPT, check_same_settings, finished_checkpoint,
+                                            load_checkpoint_state, load_state, record_once, record_settings,
+                                            run_directory, run_record, storage_path)
 from parabit.training.config import TrainingConfig
 from parabit.training.guard import DIVERGENCE_FILE, Divergence, TrainingDiverged
 from parabit.training.loop import train_loop_per_worker
@@ -154,7 +154,7 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
             "submitted_at": time.time(),
         },
         scaling_config=RayScalingConfig(
-            num_workers=config.scaling.num_workers,
+            num_workers=0 if config.scaling.in_process else config.scaling.num_workers,  # 0: Ray Train's local mode
             use_gpu=config.scaling.use_gpu,
             resources_per_worker=per_worker,
         ),
@@ -162,7 +162,7 @@ def build_trainer(recipe: Recipe, prepared: PreparedData, tracker: RunTracker | 
             name=config.name,
             storage_path=str(directory.parent),
             failure_config=FailureConfig(max_failures=config.max_failures),
-            checkpoint_config=CheckpointConfig(num_to_keep=2),
+            checkpoint_config=CheckpointConfig(num_to_keep=CHECKPOINTS_KEPT),
             callbacks=[watch, *callbacks],
             logging_config=LoggingConfig(log_level=logging.getLevelName(library_log_level())),
         ),

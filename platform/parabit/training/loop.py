@@ -6,7 +6,8 @@ run sees exactly the batches an uninterrupted one would. Each step: the module's
 exchange between workers (:mod:`parabit.training.exchange`), optional clipping, the divergence guard's checks, the
 optimiser step; a module that trains one word table in closed form takes the fused step instead (the same maths
 without autograd, :class:`~parabit.training.step.RowStep`). After each epoch rank 0 scores the dev set
-(:meth:`Recipe.validate`), keeps the selected epoch's exported embedder, logs to MLflow and writes a checkpoint. With ``optim.pairs_per_epoch`` an epoch is the next
+(:meth:`Recipe.validate`), keeps the selected epoch's exported embedder, logs to MLflow and writes a checkpoint
+(every ``checkpoint_every`` epochs and after the last). With ``optim.pairs_per_epoch`` an epoch is the next
 slice of a seeded stream over the shard, so the dev score is read every that many pairs; with
 ``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`).
 
@@ -46,8 +47,9 @@ def train_loop_per_worker(loop_config: dict) -> None:
     """Ray Train entry point. ``loop_config``: ``recipe`` (where the :class:`Recipe` class is, :meth:`Recipe.path`),
     ``config`` (its config as plain values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint
     folder), ``mlflow_run_id``, ``tracking_uri`` and ``submitted_at``."""
-    configure_worker_output()
     recipe: Recipe = recipe_at(loop_config["recipe"]).from_dict(loop_config["config"])
+    if not recipe.config.scaling.in_process:  # in the calling process, its output is already set up
+        configure_worker_output()
     # The selected epoch's exported embedder, copied into every checkpoint. A temporary folder that goes with the
     # worker: left behind, one per run (hundreds of MB each), a long reproduction filled the disk.
     with tempfile.TemporaryDirectory(prefix=selected_prefix(recipe.config.name)) as selected_dir:
@@ -77,7 +79,8 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     guard = optimiser_step.guard
 
     start_epoch, history, resumes, selected, initial = 0, [], 0, None, {}
-    state = restore(module, optimizers, Path(loop_config["run_dir"]), embedder_to=selected_dir)
+    run_dir = Path(loop_config["run_dir"])
+    state = restore(module, optimizers, run_dir, embedder_to=selected_dir)
     if state is not None:
         start_epoch, history, resumes = state["epoch"], list(state["history"]), state["resumes"] + 1
         selected, initial = state.get("selected"), state.get("initial", {})
@@ -155,9 +158,12 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         dev = f" dev {metrics['dev_score']:.4f}" if "dev_score" in metrics else ""
         print(f"[{config.name}] epoch {epoch + 1}/{config.optim.epochs} loss {metrics['loss']:.4f}{dev} "
               f"({seconds:.1f} s, {metrics['pairs_per_second']:.0f} pairs/s)", flush=True)
+        if (epoch + 1) % config.checkpoint_every and epoch + 1 < config.optim.epochs:
+            ray.train.report(metrics)
+            continue
         report_with_checkpoint(metrics, training_state(module, optimizers, epoch=epoch + 1, history=history,
                                                        resumes=resumes, selected=selected, initial=initial),
-                               selected_dir)
+                               selected_dir, in_process_run=run_dir if config.scaling.in_process else None)
 
 
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:

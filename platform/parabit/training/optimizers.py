@@ -37,6 +37,12 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
     return optimizers
 
 
+def row_update_kind(optimizer: torch.optim.Optimizer) -> str:
+    """Which compiled row update :func:`update_rows` runs for ``optimizer``: ``adam``, ``adagrad`` or ``sgd``."""
+    return "adam" if isinstance(optimizer, RowSparseAdam) else "adagrad" if isinstance(
+        optimizer, torch.optim.Adagrad) else "sgd"
+
+
 def update_rows(optimizer: torch.optim.Optimizer, parameter: torch.Tensor, rows: torch.Tensor, gradient: torch.Tensor,
                 penalty_scale: float = 0.0, centre: torch.Tensor | None = None) -> tuple[float, bool]:
     """``optimizer``'s step of ``parameter`` (one of its sparse parameters, :func:`build_optimizers`; float32 on the

@@ -13,6 +13,7 @@ the same order per element as torch's sparse optimisers (results agree to float 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numba
 import numpy as np
@@ -205,13 +206,18 @@ def adam_rows(table: torch.Tensor, moments: torch.Tensor, rows: torch.Tensor, gr
     return 0.0, True
 
 
-def warm_up() -> None:
-    """Load (or compile) every update loop of this module now, on throwaway rows: the first call of each costs up to
-    a second, which a run pays at start-up rather than inside its first epoch's throughput."""
+def warm_up(updates: Iterable[str] = ("adagrad", "sgd", "adam")) -> None:
+    """Load (or compile) the row gradient, the penalty and the ``updates`` loops (``adagrad``, ``sgd``, ``adam``)
+    now, on throwaway rows: the first call of each costs up to a second (several where no cache is kept, as in a
+    job's freshly unpacked code), which a run pays at start-up rather than inside its first epoch's throughput."""
     table, state, moments = np.ones((2, 1), np.float32), np.ones((2, 1), np.float32), np.ones((2, 2, 1), np.float32)
     rows, gradient = np.zeros(1, np.int64), np.ones((1, 1), np.float32)
     _row_gradient(np.zeros(1, np.int64), np.zeros(1, np.int64), _NO_SCALE, gradient, np.empty_like(gradient))
     _add_penalty(table, _NO_ROWS, rows, gradient.copy(), 0.5)
-    _adagrad(table, state, rows, gradient, 0.1, 1e-10, 0.0, _NO_ROWS)
-    _sgd(table, rows, gradient, 0.1, 0.0, _NO_ROWS)
-    _adam(table, moments, rows, gradient, 0.1, 0.9, 0.999, 1e-8, 0.0, _NO_ROWS)
+    updates = set(updates)
+    if "adagrad" in updates:
+        _adagrad(table, state, rows, gradient, 0.1, 1e-10, 0.0, _NO_ROWS)
+    if "sgd" in updates:
+        _sgd(table, rows, gradient, 0.1, 0.0, _NO_ROWS)
+    if "adam" in updates:
+        _adam(table, moments, rows, gradient, 0.1, 0.9, 0.999, 1e-8, 0.0, _NO_ROWS)

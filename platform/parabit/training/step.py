@@ -20,7 +20,7 @@ from torch import nn
 from parabit.training.config import OptimConfig
 from parabit.training.exchange import GradientExchange
 from parabit.training.guard import DivergenceGuard, RowGuard
-from parabit.training.optimizers import sparse_parameters, update_rows
+from parabit.training.optimizers import row_update_kind, sparse_parameters, update_rows
 from parabit.training.recipe import Step, TrainingModule
 from parabit.training.row_kernels import add_penalty, row_gradient, warm_up
 
@@ -120,11 +120,12 @@ class RowStep:
 
     def warm_up(self, batch: dict) -> None:
         """Load (or compile) the compiled loops before the first epoch's clock starts: ``batch``'s closed-form
-        gradient with a throwaway generator, and every row update on throwaway rows; nothing of the run changes."""
+        gradient with a throwaway generator, and its optimisers' row updates on throwaway rows; nothing of the run
+        changes."""
         with torch.no_grad():
             result = self.module.row_gradient(batch, Step(torch.Generator(), {}, 0, 0))
             row_gradient(result.bags, result.sentence_gradient)
-        warm_up()
+        warm_up({row_update_kind(self.optimizer)})
 
     def __call__(self, batches: Sequence[dict], context: Step, totals: EpochTotals) -> None:
         for batch in batches:  # one: a fused step is one batch (the kernel builds it only then)

@@ -1,0 +1,65 @@
+"""A run in the calling process (``scaling.in_process``, Ray Train's local mode): the same training as a Ray Train
+worker's, its checkpoints in the run's folder every few epochs, resumed from them, and a finished run not trained again."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from parabit.recipes.pairs.recipe import PairsRecipe
+from parabit.training import ScalingSettings, run_directory, run_training
+from parabit.training.checkpointing import COMPLETE_FILE
+
+EPOCHS = 4
+
+
+def _losses(result) -> list[float]:
+    return [h["loss"] for h in result.history]
+
+
+def test_it_trains_what_a_ray_train_worker_trains_with_a_checkpoint_every_few_epochs(ray_session, small_config,
+                                                                                      isolated_mlflow_store):
+    in_process = run_training(PairsRecipe(_config(small_config, "in-process", checkpoint_every=3)))
+    worker = run_training(PairsRecipe(_config(small_config, "ray-worker", in_process=False, checkpoint_every=1)))
+
+    np.testing.assert_allclose(_losses(in_process), _losses(worker), rtol=1e-5)
+    assert in_process.history[-1]["dev_score"] == pytest.approx(worker.history[-1]["dev_score"], abs=1e-4)
+    # Epochs 3 and 4 checkpointed (every 3rd, and the last), each written whole; the MLflow run has every epoch.
+    folders = sorted(Path(run_directory(_config(small_config, "in-process"))).glob("checkpoint_*"))
+    assert [json.loads((f / COMPLETE_FILE).read_text())["epoch"] for f in folders] == [3, EPOCHS]
+    assert Path(in_process.checkpoint_path) == folders[-1]
+    logged = MlflowClient(isolated_mlflow_store).get_metric_history(in_process.mlflow_run_id, "loss")
+    assert sorted(m.step for m in logged) == list(range(1, EPOCHS + 1))
+
+
+def test_a_longer_rerun_resumes_from_its_last_checkpoint_and_a_finished_one_trains_nothing(ray_session, small_config,
+                                                                                          capsys):
+    first = run_training(PairsRecipe(_config(small_config, "resumed", epochs=2)))
+    resumed = run_training(PairsRecipe(_config(small_config, "resumed", checkpoint_every=3)))
+    straight = run_training(PairsRecipe(_config(small_config, "straight", checkpoint_every=3)))
+
+    assert [h["epoch"] for h in first.history] == [1, 2]
+    assert [h["epoch"] for h in resumed.history] == list(range(1, EPOCHS + 1))
+    assert resumed.history[-1]["resumes"] == 1 and straight.history[-1]["resumes"] == 0
+    np.testing.assert_allclose(_losses(resumed), _losses(straight), rtol=1e-5)
+
+    capsys.readouterr()
+    again = run_training(PairsRecipe(_config(small_config, "resumed", checkpoint_every=3)))
+    assert "without training again" in capsys.readouterr().out
+    assert again.checkpoint_path == resumed.checkpoint_path
+
+
+def test_in_process_is_one_cpu_worker():
+    with pytest.raises(ValueError, match="in_process trains one CPU worker"):
+        ScalingSettings(num_workers=2, in_process=True)
+    with pytest.raises(ValueError, match="in_process trains one CPU worker"):
+        ScalingSettings(use_gpu=True, in_process=True)
+
+
+def _config(small_config, suffix: str, *, in_process: bool = True, checkpoint_every: int = 1, epochs: int = EPOCHS):
+    config = small_config(optim__epochs=epochs, checkpoint_every=checkpoint_every, optim__lr=0.05,
+                          scaling=ScalingSettings(num_workers=1, cpus_per_worker=1.0, in_process=in_process))
+    config.name += f"-{suffix}"
+    return config
