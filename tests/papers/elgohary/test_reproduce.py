@@ -80,14 +80,14 @@ PHRASE_TRIALS = [_trial("c", "adagrad", 50, 0.66, 0.4), _trial("e", "adam", 100,
 EUCLIDEAN_TRIALS = [_trial("h", "adagrad", 50, 0.64, 10.0), _trial("i", "adam", 25, 0.60, 1.0)]
 
 
-def _restored_plan():
+def _restored_plan(history=None):
     from parabit.papers.elgohary.plan import ElgoharyPlan
     from parabit.reproduction.config import ReproduceConfig
     from parabit.papers.plan import PlanContext
 
     config = load_config(ReproduceConfig, PROJECT_ROOT / "jobs/configs/reproduction.yaml",
                          {"name": "elgohary-test", "papers": ["elgohary"]})
-    plan = ElgoharyPlan(PlanContext(config, {}))
+    plan = ElgoharyPlan(PlanContext(config, {}, history=history))
     sentence_trials = [_trial("a", "adam", 25, 0.61, 10.0), _trial("b", "adagrad", 100, 0.55, 100.0)]
     sweeps = {"bilingual_sentences": _sweep("bilingual_sentences", sentence_trials),
               "bilingual_phrases": _sweep("bilingual_phrases", PHRASE_TRIALS),
@@ -233,3 +233,25 @@ def test_the_tuning_ablations_train_every_seed_whatever_their_first_seed_shows()
     assert {"bilingual_phrases-jbi-otheroptimiser", "bilingual_sentences-jbi-earliertuning",
             "bilingual_phrases-jbi-proxychoice"} <= compared
     assert "bilingual_phrases-jbi-mean" not in compared  # decided by one seed when its effect is large
+
+
+def test_the_compute_estimate_reads_the_speed_of_the_newest_cells_not_of_an_older_slower_step():
+    from parabit.papers.cells import Results
+    from parabit.papers.elgohary.plan import RATE_CELLS
+    from parabit.papers.ledger import CellRecord
+
+    def record(n: int, day: int, seconds: float) -> CellRecord:  # 100,000 pairs × the paper's 10 epochs
+        return CellRecord(cell=f"c{n}", paper="elgohary", group="g", seed=1, digest="d", commit="0" * 40, metrics={},
+                          train_seconds=seconds, data={"pairs_kept": 100_000}, machine={}, started="",
+                          finished=f"2026-12-{day:02d}T00:00:{n % 60:02d}Z")
+
+    slow = [record(n, 1, 1000.0) for n in range(60)]  # 1,000 pairs × epochs/s
+    fast = [record(n, 5, 100.0) for n in range(RATE_CELLS)]  # 10,000
+    plan = _restored_plan(history=lambda paper: [*fast[:5], *slow, *fast[5:]])
+    text = plan._compute(Results())
+    assert f"Estimated at 10,000 pairs × epochs per second per cell (the median of the {RATE_CELLS} newest" in text
+    assert "from 2026-12-05 to 2026-12-05" in text
+    hours = float(text.split("| **all** | | | **")[1].split("**")[0])
+    only_slow = float(_restored_plan(history=lambda paper: slow)._compute(Results())
+                      .split("| **all** | | | **")[1].split("**")[0])
+    assert hours == pytest.approx(only_slow / 10, abs=0.1)

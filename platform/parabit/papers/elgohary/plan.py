@@ -43,6 +43,7 @@ PAPER_TABLE4_COLUMN = {"ppdb": 0, "pivot_paraphrases": 0, "bilingual_phrases": 1
 MONO = ("ppdb", "pivot_paraphrases")
 MAIN = ("bilingual_sentences", "bilingual_phrases")  # the paper's central comparison, which every ablation repeats
 OPTIMISER = "optim.name"
+RATE_CELLS = 20  # the estimate's cells: the ledger's newest, so a faster step shows in it once its cells are recorded
 # Ablation group suffixes (run names: <prefix>-elgohary-<condition>-jbi-<suffix>-s<seed>).
 ABLATION_SUFFIX = {"composition": "mean", "pruning": "pruned", "optimiser": "otheroptimiser", "data": "europarl",
                    "tuning": "earliertuning", "budget": "proxychoice", "reading": "otherreading"}
@@ -645,12 +646,14 @@ class ElgoharyPlan(PaperPlan):
         return CONDITION_LABELS[condition] + (" (the other reading)" if key != condition else "")
 
     def _compute(self, results) -> str:
-        """Each group's pairs, seeds and hours: estimated from the pairs × epochs per second this paper's recorded
-        cells trained at (the ledger's, stale ones included: what its cells cost here), and spent, from the
-        records (a record that finishes two cells counts once)."""
+        """Each group's pairs, seeds and hours: estimated from the pairs × epochs per second this paper's newest
+        recorded cells trained at (the ledger's newest RATE_CELLS, stale ones included: what its cells cost here
+        with the code that trains them now, not with an older, slower step), and spent, from the records (a record
+        that finishes two cells counts once)."""
         recorded = self.context.recorded(self.key) or [r.record for r in results.all if r.ok]
-        rates = [r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in recorded
-                 if r.train_seconds and (r.data or {}).get("pairs_kept")]
+        timed = sorted((r for r in recorded if r.train_seconds and (r.data or {}).get("pairs_kept")),
+                       key=lambda r: r.finished)[-RATE_CELLS:]
+        rates = [r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]
         rate = float(np.median(rates)) if rates else None
         compared = {key for finding in self.findings() for key in finding.groups} | self.every_seed()
         ablations = {group for departure in self.departures() for group in departure.groups} - compared
@@ -690,7 +693,8 @@ class ElgoharyPlan(PaperPlan):
                     "it and its ablations fit a few days of 2 cores.") if main else ""
         return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the "
                 "median of "
-                f"the {len(rates)} cells of this paper the ledger records). Hours are cell-hours, as the spent "
+                f"the {len(rates)} newest cells of this paper the ledger records, from {timed[0].finished[:10]} to "
+                f"{timed[-1].finished[:10]}). Hours are cell-hours, as the spent "
                 "column's sum of the cells' own times: cells trained side by side (`--parallel 2`) share the wall "
                 "time; a group whose cells repeat another's training (the same settings and seed) spends nothing. "
                 f"The J_bi sweeps ({self._sweep_scale()} per trial) and the data step come on top.{at_scale}")
