@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import psycopg
@@ -47,6 +48,12 @@ TRAIN = ("python", "jobs/train.py", "--config", "jobs/configs/bilingual_sentence
          "--set", f"tracking.register_as={TRAIN_MODEL}", *SMALL)
 # What the training run's worker logs when its first call fails (parabit.tracking.run_tracker).
 UNAVAILABLE = re.compile(r"MLflow tracking store http://127\.0\.0\.1:\d+ unavailable")
+
+
+def _process_of(line: str) -> str:
+    """The Ray process a job's log line came from (``(RayTrainWorker pid=…)``), or the job's driver."""
+    found = re.search(r"\((\w+) pid=(\d+)\)", line)
+    return f"{found[1]} {found[2]}" if found else "driver"
 
 
 @dataclasses.dataclass
@@ -208,7 +215,7 @@ def test_a_job_and_a_sweep_log_everything_once_through_a_database_restart(shared
     """The editor submits a training job and a 2-trial sweep at once (concurrent writers); PostgreSQL is stopped once
     the job's untrained scores are in the database, and started again once the job says that tracking is unavailable
     (its first epoch could not be logged). Both jobs succeed; in the database each run, each metric step and each
-    registered version is there once, the job's log says once that tracking was unavailable, the sweep's best
+    registered version is there once, each process of the job says once that tracking was unavailable, the sweep's best
     version is @candidate and `parabit promote` makes it @champion; each run names its dataset and its source."""
     editor = shared.as_user(EDITOR)
     space = {"name": SWEEP, "base_config": "jobs/configs/bilingual_sentences.yaml",
@@ -239,7 +246,10 @@ def test_a_job_and_a_sweep_log_everything_once_through_a_database_restart(shared
         assert editor.wait_for_end(job, timeout=900) == "SUCCEEDED", editor.job_logs(job)[-5000:]
 
     logs = editor.job_logs(TRAIN_JOB)
-    assert len([line for line in logs.splitlines() if UNAVAILABLE.search(line)]) == 1, logs[-5000:]
+    # Once per process: the worker finds the outage first; the driver, reading the run back after the fused step's
+    # few seconds of training, may meet the server still reconnecting to its database and says so once too.
+    said = Counter(_process_of(line) for line in logs.splitlines() if UNAVAILABLE.search(line))
+    assert said and set(said.values()) == {1}, logs[-5000:]
     (model_uri,) = re.findall(rf"model: (models:/{TRAIN_MODEL}/\d+)", logs)
     ((run_id, status),) = shared.runs_named(TRAIN_JOB)
     assert status == "FINISHED"
