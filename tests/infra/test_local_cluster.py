@@ -109,9 +109,11 @@ def test_a_two_trial_sweep_job_registers_the_trial_that_did_not_diverge(local_cl
     assert math.isfinite(parent.data.metrics[FINAL_METRIC]) and "sts2016/mean/pearson" in parent.data.metrics
 
 
-# A job long enough to lose a node in (4 epochs of ~5 s on 2 workers), on one Train worker per worker node.
+# A job long enough to lose a node in (4 epochs of some seconds on 2 workers: batches of 20, since the fused step
+# takes a batch of 100 in well under a millisecond), on one Train worker per worker node.
 NODE_LOSS_JOB = ("python", "jobs/train.py", "--config", "jobs/configs/bilingual_sentences.yaml",
                  "--set", "data.max_pairs=30000", "--set", "model.dim=64", "--set", "optim.epochs=4",
+                 "--set", "optim.batch_size=20",
                  "--set", "evaluation.sts_years=[2016]", "--set", "evaluation.sick=false",
                  "--set", "evaluation.msrp=false", "--set", "scaling.resources_per_worker={train_slot: 1}",
                  "--set", "tracking.register_as=parabit-encoder-node-loss")
