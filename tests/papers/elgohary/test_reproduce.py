@@ -251,7 +251,10 @@ def test_the_compute_estimate_reads_the_speed_of_the_newest_cells_not_of_an_olde
     text = plan._compute(Results())
     assert f"Estimated at 10,000 pairs × epochs per second per cell (the median of the {RATE_CELLS} newest" in text
     assert "from 2026-12-05 to 2026-12-05" in text
-    hours = float(text.split("| **all** | | | **")[1].split("**")[0])
-    only_slow = float(_restored_plan(history=lambda paper: slow)._compute(Results())
-                      .split("| **all** | | | **")[1].split("**")[0])
-    assert hours == pytest.approx(only_slow / 10, abs=0.1)
+    only_slow = _restored_plan(history=lambda paper: slow)._compute(Results())
+    assert _estimated_hours(text) == pytest.approx(_estimated_hours(only_slow) / 10, abs=0.1)
+
+
+def _estimated_hours(compute_table: str) -> float:
+    """The estimated hours of the compute table's **all** row."""
+    return float(compute_table.split("| **all** | | | **")[1].split("**")[0])
