@@ -74,6 +74,8 @@ def test_a_quick_reproduction_writes_every_paper_and_records_every_cell(quick, i
     glance = text.split("## Findings at a glance", 1)[1].split("\n## ", 1)[0]
     for paper in ("bao", "elgohary", "wieting", "bildrl"):
         assert f"| {paper} |" in glance
+    found = text.split("## What this reproduction found", 1)[1].split("\n## ", 1)[0]
+    assert len(re.findall(r"^\*\*.+ \d{4}\*\*: \d+ of its \d+ claims hold here", found, re.M)) == 4
 
     # Every paper trained the groups of one finding; every cell is one ledger line with its MLflow run's numbers.
     counts = [tuple(map(int, c)) for c in CELLS.findall(text)]

@@ -15,13 +15,14 @@ from pathlib import Path
 
 from parabit.papers.cells import Cell, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
-from parabit.papers.findings import MIN_SEEDS, PAR_TOLERANCE, Comparison
+from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
 from parabit.papers.ledger import Ledger
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
 
 CELLS_HEADING = "Cells and their runs"
 FINDINGS_HEADING = "Findings at a glance"
+FOUND_HEADING = "What this reproduction found"
 
 
 @dataclass
@@ -260,6 +261,10 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         f"excludes 0 (*undecided* with fewer seeds); \"on par\" claims hold within {PAR_TOLERANCE} or when no "
         "difference is significant. *Not testable here* says why.",
         "",
+        f"## {FOUND_HEADING}",
+        "",
+        found_summary(parts, titles),
+        "",
         "## What has run",
         "",
         status_table(parts, titles),
@@ -284,11 +289,51 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
     return "\n".join(lines).rstrip() + "\n"
 
 
+def found_summary(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
+    """A few sentences per paper, from its findings' verdicts: which of its claims hold here, which do not and why
+    (each cause without its detail, which the findings table holds), and how many are still open."""
+    paragraphs = []
+    for key, part in parts.items():
+        title = _authors_and_year(titles[key])
+        if part is None or not part.findings:
+            paragraphs.append(f"**{title}**: not run yet.")
+            continue
+        by_verdict: dict[str, list[dict]] = {}
+        for row in part.findings:
+            by_verdict.setdefault(row["verdict"], []).append(row)
+        holding = by_verdict.get(HOLDS, [])
+        sentences = [f"**{title}**: {len(holding)} of its {len(part.findings)} claims hold here"
+                     + (": " + "; ".join(f"*{row['claim']}*" for row in holding) if holding else "") + "."]
+        failing = by_verdict.get(FAILS, [])
+        if failing:
+            causes: dict[str, list[str]] = {}
+            for row in failing:
+                causes.setdefault(_short_cause(row["cause"] or row["why"]), []).append(f"*{row['claim']}*")
+            sentences.append(f"{len(failing)} do not, by cause: " + "; ".join(
+                f"{reason}: {', '.join(claims)}" for reason, claims in causes.items()) + ".")
+        still = [f"{len(by_verdict[v])} {label}" for v, label in
+                 ((UNDECIDED, f"undecided (a difference under the margin, fewer than {MIN_SEEDS} seeds yet)"),
+                  (NOT_RUN, "not run yet"), (UNTESTABLE, "not testable here")) if v in by_verdict]
+        if still:
+            sentences.append("Of the rest, " + ", ".join(still) + ".")
+        paragraphs.append(" ".join(sentences))
+    return "\n\n".join(paragraphs)
+
+
+def _short_cause(cause: str) -> str:
+    """A finding's cause without its parenthesised detail ("no difference at this scale (not measured: …)")."""
+    return cause.split(" (", 1)[0].strip() or "no cause found"
+
+
+def _authors_and_year(title: str) -> str:
+    return re.match(r"^(.*?\d{4})", title).group(1)
+
+
 def status_table(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
     """One row per paper: its cells finished of planned, at which scale, and the time and cores it took."""
     lines = ["| paper | cells finished | scale | wall time (cells + data step) | machines |", "|---|---|---|---|---|"]
     for key, part in parts.items():
-        title = re.match(r"^(.*?\d{4})", titles[key]).group(1)  # authors and year
+        title = _authors_and_year(titles[key])
         if part is None or part.time is None:
             lines.append(f"| {title} | {part.finished if part else 0} of {part.planned if part else '—'} | "
                          f"{part.scale if part else '—'} | not run yet | — |")

@@ -21,7 +21,7 @@ def sparse_parameters(module: nn.Module) -> list[nn.Parameter]:
 
 def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim.Optimizer]:
     """Sparse-gradient parameters get the sparse-aware variant of ``config.name``; the other trainable ones the
-    dense one (with AMSGrad if ``config.amsgrad``)."""
+    dense one (with AMSGrad if ``config.amsgrad``; Adam fused)."""
     sparse = sparse_parameters(module)
     sparse_ids = {id(p) for p in sparse}
     dense = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]
@@ -33,6 +33,10 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
         optimizers.append(SPARSE[config.name](sparse, lr=config.lr))
     if dense:
         options = {"amsgrad": True} if config.amsgrad else {}
+        if config.name == "adam":
+            # torch's fused Adam is the same update in one pass over each tensor, about 3x faster on CPU than its
+            # default per-tensor loop; it matters where a whole word table trains densely (BilDRL's joint cells).
+            options["fused"] = True
         optimizers.append(DENSE[config.name](dense, lr=config.lr, **options))
     return optimizers
 
