@@ -36,6 +36,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.config import apply_override, from_dict, to_dict
 from parabit.recipes import recipe_for
+from parabit.output import configure_task_output
 from parabit.papers.ledger import CellRecord, Ledger, Provenance, cell_digest, finite_metrics, machine, utc
 from parabit.tracking import tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags
@@ -348,7 +349,7 @@ class CellRunner:
 
         cpus = ray.cluster_resources().get("CPU", 0)
         share = max((cpus - 1) / width, 0.1)
-        remote = ray.remote(max_retries=0)(train_cell)
+        remote = ray.remote(max_retries=0)(_train_cell_in_task)
         waiting = [c.sized(share / c.config.scaling.max_workers) if not c.gpus else c for c in cells]
         running: dict[Any, Cell] = {}
         results = []
@@ -373,6 +374,12 @@ class CellRunner:
             ray.wait(list(running), num_returns=len(running), timeout=60)
             raise
         return results
+
+
+def _train_cell_in_task(*args, **kwargs) -> CellResult:
+    """:func:`train_cell` in a Ray task of its own, printing as the driver would."""
+    configure_task_output()
+    return train_cell(*args, **kwargs)
 
 
 class Results:
