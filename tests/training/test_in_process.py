@@ -63,3 +63,22 @@ def _config(small_config, suffix: str, *, in_process: bool = True, checkpoint_ev
                           scaling=ScalingSettings(num_workers=1, cpus_per_worker=1.0, in_process=in_process))
     config.name += f"-{suffix}"
     return config
+
+
+def test_a_worker_in_process_trains_on_the_threads_of_its_cpus_and_gives_the_process_its_own_back():
+    import torch
+
+    from parabit.training.loop import _torch_threads
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with _torch_threads(ScalingSettings(in_process=True)):
+            assert torch.get_num_threads() == 1  # one CPU: one thread, as Ray gives a worker process of one CPU
+        assert torch.get_num_threads() == 2
+        with _torch_threads(ScalingSettings(in_process=True, cpus_per_worker=0.5)):
+            assert torch.get_num_threads() == 1  # a share of a CPU (cells side by side): at least one
+        with _torch_threads(ScalingSettings(in_process=True, torch_threads=2, cpus_per_worker=1)):
+            assert torch.get_num_threads() == 2  # the config's own number wins
+    finally:
+        torch.set_num_threads(before)

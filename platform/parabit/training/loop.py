@@ -18,9 +18,11 @@ each read makes the host wait for the device; ``bench/bench_host_syncs.py`` coun
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import ray.train
@@ -33,6 +35,7 @@ from parabit.tracking.run_tracker import RunTracker
 from parabit.training.batches import (batches_in_order, epoch_batches, epoch_generator, load_shard,
                                       steps_per_epoch)
 from parabit.training.checkpointing import report_with_checkpoint, restore, training_state
+from parabit.training.config import ScalingSettings
 from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard, RowGuard
 from parabit.training.optimizers import build_optimizers
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
@@ -52,8 +55,26 @@ def train_loop_per_worker(loop_config: dict) -> None:
         configure_worker_output()
     # The selected epoch's exported embedder, copied into every checkpoint. A temporary folder that goes with the
     # worker: left behind, one per run (hundreds of MB each), a long reproduction filled the disk.
-    with tempfile.TemporaryDirectory(prefix=selected_prefix(recipe.config.name)) as selected_dir:
+    with _torch_threads(recipe.config.scaling), \
+            tempfile.TemporaryDirectory(prefix=selected_prefix(recipe.config.name)) as selected_dir:
         _train(recipe, loop_config, Path(selected_dir))
+
+
+@contextlib.contextmanager
+def _torch_threads(scaling: ScalingSettings) -> Iterator[None]:
+    """torch's intra-op threads while the worker trains: ``scaling.torch_threads``, else, for a worker in the calling
+    process (``in_process``), the whole CPUs it holds (at least 1), as Ray gives a worker process of its own; the
+    calling process's setting comes back afterwards. Measured: a BilDRL joint epoch took 147 s on torch's default (a
+    thread per core, spinning in OpenMP while the other cells of the machine held the cores) and 58 s on one."""
+    threads = scaling.torch_threads or (max(1, int(scaling.cpus_per_worker)) if scaling.in_process else None)
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if scaling.in_process:
+            torch.set_num_threads(before)
 
 
 def selected_prefix(run_name: str) -> str:
@@ -67,8 +88,6 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
     context = ray.train.get_context()
     rank, world = context.get_world_rank(), context.get_world_size()
     device = ray.train.torch.get_device()
-    if config.scaling.torch_threads is not None:
-        torch.set_num_threads(config.scaling.torch_threads)
 
     torch.manual_seed(config.seed)
     module: TrainingModule = recipe.build_module(prepared, sparse=config.scaling.sparse_gradients)
