@@ -135,3 +135,15 @@ def test_an_absurd_learning_rate_is_one_line_and_exit_1(ray_session, small_confi
     last = capsys.readouterr().err.strip().splitlines()[-1]  # after the run's own progress lines
     assert code == 1
     assert last.startswith(f"error: training run {config.name} diverged at epoch 1, step ") and "not finite" in last
+
+
+def test_a_tensor_is_non_finite_exactly_when_one_of_its_values_is():
+    from parabit.training.guard import non_finite
+
+    huge = torch.full((1000,), 3e38)  # each finite; their float32 sum would overflow
+    assert not non_finite(huge) and not non_finite(huge.to(torch.bfloat16)) and not non_finite(torch.zeros(0))
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        poisoned = huge.clone()
+        poisoned[500] = bad
+        assert non_finite(poisoned) and non_finite(poisoned.double())
+    assert non_finite(torch.tensor([float("inf"), -float("inf")]))  # their sum is NaN, not 0
