@@ -184,6 +184,11 @@ class PaperPlan(ABC):
     def groups(self) -> list[Group]:
         """Every group of cells this reproduction trains (called after :meth:`prepare`)."""
 
+    def cell_seconds(self, group: Group, results: Results) -> float | None:
+        """The estimated training seconds of one cell of ``group``, when the plan has a model of its speed (None:
+        the document takes the group's newest record)."""
+        return None
+
     @abstractmethod
     def tables(self) -> list[PaperTable]:
         """The paper's tables with the entries our groups fill."""

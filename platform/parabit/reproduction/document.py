@@ -16,7 +16,7 @@ from pathlib import Path
 from parabit.papers.cells import Cell, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
-from parabit.papers.ledger import Ledger
+from parabit.papers.ledger import CellRecord, Ledger
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
 
@@ -37,6 +37,7 @@ class PaperPart:
     finished: int = 0
     planned: int = 0
     scale: str = ""
+    left: "CellsLeft | None" = None
 
 
 def _write(path: Path, text: str) -> None:
@@ -138,6 +139,41 @@ class PaperTime:
                 f"times add up to {_hours(self.cell)}; at most {self.most_at_once} at once) on {hosts}")
 
 
+@dataclass(frozen=True)
+class CellsLeft:
+    """The planned cells a paper still lacks (missing or stale) and their estimated cell-seconds: each from the
+    plan's model of its speed (:meth:`PaperPlan.cell_seconds`), else from the newest record of its group (any seed,
+    stale ones too: the same training, timed by the newest code that ran it, so a group whose newest record
+    predates a speed-up is over-estimated); ``unestimated``: cells of groups that never trained."""
+
+    cells: int
+    seconds: float
+    unestimated: int
+
+    @classmethod
+    def of(cls, plan: PaperPlan, planned: list[Cell], results: Results, records: list[CellRecord]) -> "CellsLeft":
+        done = {(r.cell.group, r.cell.seed) for r in results.all if r.ok}
+        left = [cell for cell in planned if (cell.group, cell.seed) not in done]
+        newest: dict[str, CellRecord] = {}
+        # A group's own records, and those that finished its cells under another name (the same training).
+        timed = [(record.group, record) for record in records] + [(r.cell.group, r.record) for r in results.all if r.ok]
+        for group, record in timed:
+            if record.train_seconds and (group not in newest or record.finished > newest[group].finished):
+                newest[group] = record
+        groups = {group.key: group for group in plan.groups()}
+        estimates = [plan.cell_seconds(groups[cell.group], results) if cell.group in groups else None
+                     for cell in left]
+        seconds = [estimate if estimate is not None else newest[cell.group].train_seconds
+                   for cell, estimate in zip(left, estimates) if estimate is not None or cell.group in newest]
+        return cls(len(left), float(sum(seconds)), len(left) - len(seconds))
+
+    def text(self) -> str:
+        if not self.cells:
+            return "none"
+        unknown = f" + {self.unestimated} never trained" if self.unestimated else ""
+        return f"{self.cells} (about {_hours(self.seconds)}{unknown})"
+
+
 def _seconds(stamp: str) -> float:
     import calendar
     import time
@@ -223,7 +259,8 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
              "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason,
              "cause": why} for c, why in zip(comparisons, causes)]
-    return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale())
+    left = CellsLeft.of(plan, planned, results, ledger.cells(plan.key))
+    return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale(), left)
 
 
 def _relative(path: Path, document: Path) -> str:
@@ -242,6 +279,11 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         total = (f" All papers together: {_hours(sum(t.busy + t.prepare for t in times))} of wall time "
                  f"({sum(t.cells for t in times)} cells; their own times add up to "
                  f"{_hours(sum(t.cell + t.prepare for t in times))}).")
+    lefts = [part.left for part in parts.values() if part is not None and part.left is not None]
+    if lefts and sum(left.cells for left in lefts):
+        total += (f" Left: {sum(left.cells for left in lefts)} cells, about "
+                  f"{_hours(sum(left.seconds for left in lefts))} of cell time (each estimated from its group's "
+                  "newest record; the column *left* below).")
     lines = [
         "# Reproducing the seed papers",
         "",
@@ -325,22 +367,27 @@ def _short_cause(cause: str) -> str:
     return cause.split(" (", 1)[0].strip() or "no cause found"
 
 
+def _left(part: PaperPart | None) -> str:
+    return part.left.text() if part is not None and part.left is not None else "—"
+
+
 def _authors_and_year(title: str) -> str:
     return re.match(r"^(.*?\d{4})", title).group(1)
 
 
 def status_table(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
     """One row per paper: its cells finished of planned, at which scale, and the time and cores it took."""
-    lines = ["| paper | cells finished | scale | wall time (cells + data step) | machines |", "|---|---|---|---|---|"]
+    lines = ["| paper | cells finished | left (cell time) | scale | wall time (cells + data step) | machines |",
+             "|---|---|---|---|---|---|"]
     for key, part in parts.items():
         title = _authors_and_year(titles[key])
         if part is None or part.time is None:
             lines.append(f"| {title} | {part.finished if part else 0} of {part.planned if part else '—'} | "
-                         f"{part.scale if part else '—'} | not run yet | — |")
+                         f"{_left(part)} | {part.scale if part else '—'} | not run yet | — |")
             continue
         took = part.time
         hosts = ", ".join(f"{host}: {cpus} CPUs" for host, cpus in sorted(took.machines.items()))
-        lines.append(f"| {title} | {part.finished} of {part.planned} | {part.scale or '—'} | "
+        lines.append(f"| {title} | {part.finished} of {part.planned} | {_left(part)} | {part.scale or '—'} | "
                      f"{_hours(took.busy + took.prepare)} | {hosts} |")
     return "\n".join(lines)
 

@@ -650,9 +650,7 @@ class ElgoharyPlan(PaperPlan):
         recorded cells trained at (the ledger's newest RATE_CELLS, stale ones included: what its cells cost here
         with the code that trains them now, not with an older, slower step), and spent, from the records (a record
         that finishes two cells counts once)."""
-        recorded = self.context.recorded(self.key) or [r.record for r in results.all if r.ok]
-        timed = sorted((r for r in recorded if r.train_seconds and (r.data or {}).get("pairs_kept")),
-                       key=lambda r: r.finished)[-RATE_CELLS:]
+        timed = self._timed(results)
         rates = [r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]
         rate = float(np.median(rates)) if rates else None
         compared = {key for finding in self.findings() for key in finding.groups} | self.every_seed()
@@ -663,10 +661,7 @@ class ElgoharyPlan(PaperPlan):
         counted: set[str] = set()
         main = self._pairs("bilingual_phrases") if "bilingual_phrases" in self.available else None
         for group in self.groups():
-            trained = [r.record.data.get("pairs_kept") for r in results.of(group.key) if r.record.data]
-            pairs = trained[0] if trained and trained[0] else \
-                group.config.data.max_pairs or self.available.get(group.config.data.condition)
-            pairs = min(pairs, self.available.get(group.config.data.condition, pairs)) if pairs else None
+            pairs = self._group_pairs(group, results)
             seeds = 3 if group.key in compared else 1
             estimate = pairs * self.config.epochs * seeds / rate / 3600 if rate and pairs else 0.0
             mine = [r for r in results.of(group.key) if r.record.mlflow_run_id not in counted]
@@ -698,6 +693,30 @@ class ElgoharyPlan(PaperPlan):
                 "column's sum of the cells' own times: cells trained side by side (`--parallel 2`) share the wall "
                 "time; a group whose cells repeat another's training (the same settings and seed) spends nothing. "
                 f"The J_bi sweeps ({self._sweep_scale()} per trial) and the data step come on top.{at_scale}")
+
+    def _timed(self, results) -> list:
+        """The records the estimates take their speed from: the ledger's newest RATE_CELLS with a time and a count
+        of pairs."""
+        recorded = self.context.recorded(self.key) or [r.record for r in results.all if r.ok]
+        return sorted((r for r in recorded if r.train_seconds and (r.data or {}).get("pairs_kept")),
+                      key=lambda r: r.finished)[-RATE_CELLS:]
+
+    def _group_pairs(self, group: Group, results) -> int | None:
+        """How many pairs ``group``'s cells train on: as recorded, else as planned (None: not counted yet)."""
+        trained = [r.record.data.get("pairs_kept") for r in results.of(group.key) if r.record.data]
+        pairs = trained[0] if trained and trained[0] else \
+            group.config.data.max_pairs or self.available.get(group.config.data.condition)
+        return min(pairs, self.available.get(group.config.data.condition, pairs)) if pairs else None
+
+    def cell_seconds(self, group: Group, results) -> float | None:
+        """A cell of ``group`` at the speed of the compute table (its pairs × epochs at the newest records' median
+        pairs × epochs per second)."""
+        timed = self._timed(results)
+        pairs = self._group_pairs(group, results)
+        if not timed or not pairs:
+            return None
+        rate = float(np.median([r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]))
+        return pairs * self.config.epochs / rate
 
     def _rederived(self, results) -> str:
         """Which cells read a phrase table of another size than the one the data step recorded for them (empty
