@@ -206,7 +206,8 @@ class CellRunner:
     """Finds or trains cells (see the module docstring) and writes what it learns to the ``ledger``.
 
     ``parallel``: how many cells train at once (``auto``: as many as the cluster's CPUs, or GPUs, hold, keeping one
-    CPU for Ray Data). With more than one, each cell's workers get at most ``(CPUs − 1) / parallel`` CPUs.
+    CPU for Ray Data; cells in process, one per CPU). With more than one, each cell's workers get at most
+    ``(CPUs − 1) / parallel`` CPUs.
     ``provenance``: the code the records it writes name (default: each run's own git tags). ``keep_checkpoints``:
     passed to :func:`train_cell`. ``in_process``: one-CPU-worker cells train in the process that runs them (see the
     module docstring). ``checkpoint_every``: each cell's checkpoint interval in epochs (its last epoch always has one).
@@ -331,6 +332,11 @@ class CellRunner:
         if any(c.gpus for c in cells):
             return max(1, min(len(cells), int(resources.get("GPU", 0) // max(c.gpus for c in cells))))
         cpus = max(c.cpus for c in cells)
+        if all(c.config.scaling.in_process for c in cells):
+            # A cell in process reads its data through Ray Data only as it starts, and side by side each holds
+            # (CPUs - 1) / width of a CPU (_side_by_side), so one CPU stays free for that: every core trains a cell.
+            # Measured on 2 cores: two BilDRL cells side by side 22 s an epoch each, one alone 15.6 s.
+            return max(1, min(len(cells), int(resources.get("CPU", 0) // cpus)))
         return max(1, min(len(cells), int((resources.get("CPU", 0) - 1) // cpus)))
 
     def _finish(self, result: CellResult) -> CellResult:

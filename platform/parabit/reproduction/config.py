@@ -31,7 +31,7 @@ class ReproduceConfig(Config):
     neither never touches committed files; ``parabit reproduce`` passes the checkout's committed document and
     ledger for a full run (not for ``--quick``) unless the config names its own. Relative paths are read from the
     project folder. ``parallel``: how many cells train at once (``auto``: as many as the cluster's free CPUs or GPUs
-    hold, one CPU kept for Ray Data; on 2 cores with 1-CPU cells that is one). ``experiment``: the MLflow
+    hold, one CPU kept for Ray Data; cells in process, one per CPU: two on 2 cores). ``experiment``: the MLflow
     experiment of every cell and the parent runs. ``allow_dirty``: write ledger records from a working tree
     whose tracked files differ from its commit (the records and the document say so); by default a reproduction
     that writes the checkout's ledger refuses to start from such a tree, so every record names code that can be
