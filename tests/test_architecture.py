@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,3 +135,23 @@ def test_no_modules_import_each_other_in_a_circle():
     without the other: one of them holds what the other needs, or a contract belongs to the lower one."""
     assert not import_circles(), "modules that import each other: " + "; ".join(" ↔ ".join(c)
                                                                               for c in import_circles())
+
+
+def test_the_readme_layout_names_every_top_level_part_of_the_library_and_the_checkout_and_only_those():
+    """The README's Layout block: an indented line names parts of ``platform/parabit``, an unindented one folders of
+    the checkout (the words before a line's description that end in ``/`` or ``.py``)."""
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("## Layout"):].split("```", 2)[1]
+    named_library, named_root = set(), set()
+    for line in block.splitlines():
+        words = re.findall(r"(?:^|\s)([\w./]+(?:/|\.py))(?=\s)", line.split("   ")[0] + " ")
+        (named_library if line.startswith("  ") else named_root).update(word.rstrip("/") for word in words)
+    library = {path.name for path in LIBRARY.iterdir()
+               if (path.is_dir() and (path / "__init__.py").is_file()) or (path.suffix == ".py" and path.stem != "__init__")}
+    assert named_library == library
+    missing = sorted(name for name in named_root if not (ROOT / name).exists())
+    assert not missing, f"the README's Layout names folders that do not exist: {missing}"
+    tracked = subprocess.run(["git", "ls-tree", "-d", "--name-only", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    folders = {name for name in tracked if not name.startswith(".")}
+    assert folders <= {name.split("/")[0] for name in named_root}, sorted(folders)
