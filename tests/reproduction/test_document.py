@@ -48,9 +48,6 @@ def test_the_cells_left_are_estimated_by_the_plan_else_by_their_groups_newest_re
         return CellRecord(f"{group}-s{seed}", "alpha", group, seed, "d", "c", {}, seconds, {}, {}, finished, finished)
 
     class Plan:  # the one plan hook CellsLeft asks: a speed model for the group "modelled" only
-        def groups(self):
-            return [SimpleNamespace(key=key) for key in ("modelled", "recorded", "never")]
-
         def cell_seconds(self, group, results):
             return 30.0 if group.key == "modelled" else None
 
@@ -59,7 +56,9 @@ def test_the_cells_left_are_estimated_by_the_plan_else_by_their_groups_newest_re
     done = Results([CellResult(planned[0], record("modelled", 1, 60.0, "2026-12-06T00:00:00Z"))])
     ledger = [record("recorded", 1, 500.0, "2026-11-29T00:00:00Z"), record("recorded", 2, 100.0, "2026-12-01T00:00:00Z")]
 
-    left = CellsLeft.of(Plan(), planned, done, ledger)
+    groups = [SimpleNamespace(key=key) for key in ("modelled", "recorded", "never")]
+    left = CellsLeft.of(Plan(), groups, planned, done, ledger)
     assert (left.cells, left.seconds, left.unestimated) == (5, 2 * 30.0 + 2 * 100.0, 1)  # the newest record: 100 s
     assert left.text() == "5 (about 4 min + 1 never trained)"
-    assert CellsLeft.of(Plan(), planned[:1], done, ledger).text() == "none"
+    assert CellsLeft.of(Plan(), groups, planned[:1], done, ledger).text() == "none"
+    assert CellsLeft.of(Plan(), [], planned, done, ledger).seconds == 2 * 60.0 + 2 * 100.0  # groups not known yet

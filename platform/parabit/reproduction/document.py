@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parabit.papers.cells import Cell, Results
+from parabit.papers.cells import Cell, Group, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
 from parabit.papers.ledger import CellRecord, Ledger
@@ -151,7 +151,8 @@ class CellsLeft:
     unestimated: int
 
     @classmethod
-    def of(cls, plan: PaperPlan, planned: list[Cell], results: Results, records: list[CellRecord]) -> "CellsLeft":
+    def of(cls, plan: PaperPlan, groups: list[Group], planned: list[Cell], results: Results,
+           records: list[CellRecord]) -> "CellsLeft":
         done = {(r.cell.group, r.cell.seed) for r in results.all if r.ok}
         left = [cell for cell in planned if (cell.group, cell.seed) not in done]
         newest: dict[str, CellRecord] = {}
@@ -160,8 +161,8 @@ class CellsLeft:
         for group, record in timed:
             if record.train_seconds and (group not in newest or record.finished > newest[group].finished):
                 newest[group] = record
-        groups = {group.key: group for group in plan.groups()}
-        estimates = [plan.cell_seconds(groups[cell.group], results) if cell.group in groups else None
+        by_key = {group.key: group for group in groups}
+        estimates = [plan.cell_seconds(by_key[cell.group], results) if cell.group in by_key else None
                      for cell in left]
         seconds = [estimate if estimate is not None else newest[cell.group].train_seconds
                    for cell, estimate in zip(left, estimates) if estimate is not None or cell.group in newest]
@@ -220,8 +221,9 @@ def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run:
 def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison], planned: list[Cell],
                not_run: dict[str, str], stale: dict[str, str], figure: Path | None, sections: list[Section],
                document: Path, ledger: Ledger, error: str | None = None, prepare_seconds: float = 0.0,
-               labels: dict[str, str] | None = None) -> PaperPart:
-    """The paper's part of the document (see the module docstring)."""
+               labels: dict[str, str] | None = None, groups: list[Group] = ()) -> PaperPart:
+    """The paper's part of the document (see the module docstring). ``groups``: the plan's groups, when its data is
+    known (the cells left are estimated with them)."""
     finished = sum(1 for c in planned if any(r.ok and r.cell.seed == c.seed for r in results.of(c.group)))
     lines = [f"## {plan.title}", ""]
     status = f"Cells: {finished} of {len(planned)} finished"
@@ -259,7 +261,7 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
              "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason,
              "cause": why} for c, why in zip(comparisons, causes)]
-    left = CellsLeft.of(plan, planned, results, ledger.cells(plan.key))
+    left = CellsLeft.of(plan, groups, planned, results, ledger.cells(plan.key))
     return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale(), left)
 
 

@@ -387,7 +387,7 @@ class Reproduction:
         preparations = self.ledger.preparations(plan.key, paper.data_digest) if paper.data_digest else []
         return paper_part(plan, paper.results, comparisons, paper.planned, paper.skipped, paper.stale, figure,
                           sections, config.document_path, self.ledger, paper.error,
-                          sum(r.seconds or 0.0 for r in preparations), labels)
+                          sum(r.seconds or 0.0 for r in preparations), labels, paper.groups)
 
     # -- one cell again --------------------------------------------------------------------------------------
     def verify(self, name: str) -> tuple[CellResult | None, CellResult]:
