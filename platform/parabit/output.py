@@ -76,14 +76,6 @@ def configure_worker_output() -> None:
         one_line_console("")
 
 
-def configure_task_output() -> None:
-    """In a Ray task that trains a run in its own process (Ray Train's local mode: reproduction cells side by side):
-    as :func:`configure_worker_output`, and Ray Train at the libraries' level as in the driver (its local mode logs
-    every ``report`` at INFO, a line of metrics per epoch)."""
-    configure_worker_output()
-    logging.getLogger("ray.train").setLevel(library_log_level())
-
-
 class OneLineFormatter(logging.Formatter):
     """Formats a record as its message's first line, and its exception as ``Type: first line``, through the formatter
     it wraps; the record itself is left whole for the handlers after it."""

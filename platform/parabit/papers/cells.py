@@ -36,7 +36,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.config import apply_override, from_dict, to_dict
 from parabit.recipes import recipe_for
-from parabit.output import configure_task_output
+from parabit.output import configure_worker_output
 from parabit.papers.ledger import CellRecord, Ledger, Provenance, cell_digest, finite_metrics, machine, utc
 from parabit.tracking import tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags
@@ -383,8 +383,9 @@ class CellRunner:
 
 
 def _train_cell_in_task(*args, **kwargs) -> CellResult:
-    """:func:`train_cell` in a Ray task of its own, printing as the driver would."""
-    configure_task_output()
+    """:func:`train_cell` in a Ray task of its own, printing as a Ray Train worker does (parabit's lines, the
+    libraries' warnings)."""
+    configure_worker_output()
     return train_cell(*args, **kwargs)
 
 

@@ -29,7 +29,7 @@ import ray.train
 import ray.train.torch
 import torch
 
-from parabit.output import configure_worker_output
+from parabit.output import configure_worker_output, library_log_level
 from parabit.tracking import tags
 from parabit.tracking.run_tracker import RunTracker
 from parabit.training.batches import (batches_in_order, epoch_batches, epoch_generator, load_shard,
@@ -51,7 +51,11 @@ def train_loop_per_worker(loop_config: dict) -> None:
     ``config`` (its config as plain values), ``prepared_dir``, ``datasets`` (names), ``run_dir`` (the run's checkpoint
     folder), ``mlflow_run_id``, ``tracking_uri`` and ``submitted_at``."""
     recipe: Recipe = recipe_at(loop_config["recipe"]).from_dict(loop_config["config"])
-    if not recipe.config.scaling.in_process:  # in the calling process, its output is already set up
+    if recipe.config.scaling.in_process:
+        # The calling process's output is set up already, but Ray Train's local mode logs every report (a line of
+        # metrics per epoch) at INFO there.
+        logging.getLogger("ray.train").setLevel(library_log_level())
+    else:
         configure_worker_output()
     # The selected epoch's exported embedder, copied into every checkpoint. A temporary folder that goes with the
     # worker: left behind, one per run (hundreds of MB each), a long reproduction filled the disk.
