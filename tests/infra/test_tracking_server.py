@@ -377,6 +377,45 @@ def test_stop_stops_both_servers_and_a_second_start_reuses_the_data(shared):
     assert refused.value.error_code == "UNAUTHENTICATED"
 
 
+@pytest.mark.slow
+def test_tracking_user_replaces_any_password_the_admins_included(shared, tmp_path):
+    """`tracking-user.sh NAME password` replaces the editor's password (the admin's login) and the admin's own (its
+    current password is the login, which MLflow requires of a user changing their own); the old ones are refused,
+    the new ones log in, the editor keeps its role; a user who does not exist, and the admin's old password, are one
+    line each."""
+    new = {user: secrets.token_hex(12) for user in ("admin", EDITOR)}
+    for name, password in (("admin.old", shared.passwords["admin"]), ("admin.new", new["admin"]),
+                           (f"{EDITOR}.new", new[EDITOR])):
+        (tmp_path / name).write_text(password + "\n")
+
+    def tracking_user(user: str, new_file: str, admin_file: str) -> subprocess.CompletedProcess:
+        return shared.cluster.run(LOCAL / "tracking-user.sh", user, "password", "--password-file", tmp_path / new_file,
+                                  "--admin-password-file", tmp_path / admin_file, timeout=300)
+
+    done = tracking_user(EDITOR, f"{EDITOR}.new", "admin.old")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == f"user '{EDITOR}' on {shared.uri}: password replaced"
+    done = tracking_user("admin", "admin.new", "admin.old")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().startswith(f"user 'admin' on {shared.uri}: password replaced (the admin's")
+    old = dict(shared.passwords)
+    shared.passwords.update(new)  # for the tests after this one
+    for user in ("admin", EDITOR):
+        with pytest.raises(MlflowException) as refused:
+            shared.client(user, old[user]).search_experiments()
+        assert refused.value.error_code == "UNAUTHENTICATED"
+        shared.client(user).search_experiments()
+    stale = tracking_user(EDITOR, f"{EDITOR}.new", "admin.old")
+    assert stale.returncode == 1 and stale.stderr.strip().splitlines()[-1] == (
+        "tracking_user.py: the server refused the login of its admin 'admin': check the admin password "
+        "(--admin-password-file or MLFLOW_AUTH_ADMIN_PASSWORD)")
+    missing = tracking_user("nobody", f"{EDITOR}.new", "admin.new")
+    assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    assert missing.stderr.startswith("tracking_user.py: ") and "nobody" in missing.stderr
+    role = shared.cluster.run(LOCAL / "tracking-user.sh", EDITOR, "edit", "--password-file", tmp_path / f"{EDITOR}.new",
+                              "--admin-password-file", tmp_path / "admin.new", timeout=300)
+    assert role.returncode == 0 and "role editor" in role.stdout, role.stderr[-3000:]  # the same role, kept
+
 class _Logger(threading.Thread):
     """A job logging to the server until told to stop: runs one after another, each with a metric history, then an
     artifact, then a tag naming it and a model version whose source is that artifact's folder (so each row the
