@@ -7,7 +7,21 @@ PROJECT_ROOT="$(cd "$INFRA_LOCAL_DIR/../.." && pwd)"
 
 # Everything a cluster writes (pid files, logs, the MLflow store and artifacts, the auth token) lives here.
 # outputs/ is already git-ignored and excluded from `ray job submit` uploads.
-STATE_DIR="${PARABIT_CLUSTER_DIR:-$PROJECT_ROOT/outputs/local-cluster}"
+# Default: local-cluster/ in the jobs' outputs folder, $PARABIT_OUTPUT (this checkout's outputs/ when unset).
+STATE_DIR="${PARABIT_CLUSTER_DIR:-${PARABIT_OUTPUT:-$PROJECT_ROOT/outputs}/local-cluster}"
+# What start.sh recorded of the cluster it started from this state dir: its ports and its Ray temp dir. They are
+# every script's defaults from then on (stop.sh, tracking-user.sh, submit.sh, a second start), so a cluster started
+# with --port-base is reached and stopped without the flag being repeated. A port base given again (flag or variable)
+# wins; then the other recorded ports, derived from the old base, do not apply.
+CLUSTER_CONF="$STATE_DIR/cluster.conf"
+recorded() {  # recorded NAME: NAME's value in CLUSTER_CONF, empty if none
+    [ ! -f "$CLUSTER_CONF" ] || sed -n "s/^$1=//p" "$CLUSTER_CONF"
+}
+setting() {  # setting VALUE NAME DEFAULT: VALUE if set, else NAME as recorded for this port base, else DEFAULT
+    local value="$1"
+    [ -n "$value" ] || [ "$PORT_BASE" != "$(recorded PORT_BASE)" ] || value="$(recorded "$2")"
+    echo "${value:-$3}"
+}
 NUM_WORKERS="${PARABIT_NUM_WORKERS:-2}"
 HEAD_CPUS="${PARABIT_HEAD_CPUS:-1}"
 WORKER_CPUS="${PARABIT_WORKER_CPUS:-1}"
@@ -17,8 +31,11 @@ OBJECT_STORE_BYTES="${PARABIT_OBJECT_STORE_BYTES:-268435456}"
 # block of 100 ports at BASE+100*(i+1): its agents at offsets 0-3, its raylet at a pair in 10-29 (the next pair each
 # time the node is started again, see start.sh), its Ray workers at 30-99. Distinct blocks are what let several
 # raylets share one machine.
-PORT_BASE="${PARABIT_PORT_BASE:-26300}"
-MLFLOW_PORT="${PARABIT_MLFLOW_PORT:-$((PORT_BASE + 3))}"
+PORT_BASE="${PARABIT_PORT_BASE:-$(recorded PORT_BASE)}"
+PORT_BASE="${PORT_BASE:-26300}"
+[[ "$PORT_BASE" =~ ^[1-9][0-9]*$ ]] || { echo "[parabit-cluster] ERROR: the port base must be a number, got \
+'$PORT_BASE'" >&2; exit 1; }
+MLFLOW_PORT="$(setting "${PARABIT_MLFLOW_PORT:-}" MLFLOW_PORT $((PORT_BASE + 3)))"
 GCS_PORT="$PORT_BASE"
 DASHBOARD_PORT="$((PORT_BASE + 1))"
 CLIENT_PORT="$((PORT_BASE + 2))"
@@ -32,7 +49,7 @@ STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
 # app asks for a login. start.sh records the choice in TRACKING_CONF, so a second start (and `--only mlflow`) uses the
 # same store without the flags being repeated.
 TRACKING_CONF="$STATE_DIR/tracking.conf"
-POSTGRES_PORT="${PARABIT_POSTGRES_PORT:-$((PORT_BASE + 4))}"
+POSTGRES_PORT="$(setting "${PARABIT_POSTGRES_PORT:-}" POSTGRES_PORT $((PORT_BASE + 4)))"
 POSTGRES_BIN="${PARABIT_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 POSTGRES_DIR="$STATE_DIR/postgres"        # owned by the user PostgreSQL runs as: its data dir and its log
 POSTGRES_DATA="$POSTGRES_DIR/data"
@@ -128,7 +145,7 @@ export PATH="$VENV_BIN:$PATH"
 # folder per node. Per node, because nodes sharing a session dir also share runtime_resources/: a worker node
 # unpacking a job's working_dir there replaces the driver's current directory under it (FileNotFoundError from
 # os.getcwd() mid-job). Short, because Unix socket paths must stay under 107 bytes.
-RAY_TEMP_DIR="${PARABIT_RAY_TEMP_DIR:-/tmp/parabit-ray-$PORT_BASE}"
+RAY_TEMP_DIR="$(setting "${PARABIT_RAY_TEMP_DIR:-}" RAY_TEMP_DIR "/tmp/parabit-ray-$PORT_BASE")"
 node_temp_dir() { echo "$RAY_TEMP_DIR/node-$1"; }
 
 # Token auth, explicitly and the same for every process that talks to this cluster: with RAY_AUTH_MODE unset, a

@@ -6,7 +6,8 @@
 # which kills every Ray of every user on the machine).
 #
 #   infra/local/start.sh [--workers N] [--port-base P] [--mlflow-port P] [--state-dir DIR]
-#   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh)
+#   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh). The ports
+#   and Ray temp dir are recorded in $STATE_DIR/cluster.conf: later starts and the other scripts use them unasked.
 #   --tracking sqlite|postgres   MLflow's backend store (default: what the last start used, else sqlite)
 #   --auth | --no-auth           MLflow's basic-auth app on or off (default: as the last start); the first start
 #                                with --auth needs the admin's password: MLFLOW_AUTH_ADMIN_PASSWORD or
@@ -243,6 +244,9 @@ fi
 
 # Idempotent: a cluster already running from this state dir is reported, not started twice.
 if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; then
+    running_base="$(recorded PORT_BASE)"
+    [ -z "$running_base" ] || [ "$PORT_BASE" = "$running_base" ] || die "the cluster of $STATE_DIR runs with port \
+base $running_base, not $PORT_BASE: stop it first (infra/local/stop.sh --state-dir $STATE_DIR)"
     log "already running (state in $STATE_DIR); stop it with infra/local/stop.sh"
     cat "$CLUSTER_ENV"
     exit 0
@@ -250,6 +254,15 @@ fi
 # Leftovers of a cluster that died without stop.sh: clear them so the new one starts clean.
 "$INFRA_LOCAL_DIR/stop.sh" --quiet
 rm -f "$STATE_DIR"/node-*.starts  # a new head holds no dead node's address: each node's ports start from the first pair
+# This start's settings, before anything is started: what every later script (stop.sh first) takes as this cluster's.
+cat >"$CLUSTER_CONF" <<CONF
+# Written by infra/local/start.sh at each start: where the cluster started from this state dir listens and keeps
+# Ray's session files. Every script of infra/local takes these as its defaults (lib.sh); stop.sh always.
+PORT_BASE=$PORT_BASE
+MLFLOW_PORT=$MLFLOW_PORT
+POSTGRES_PORT=$POSTGRES_PORT
+RAY_TEMP_DIR=$RAY_TEMP_DIR
+CONF
 
 # If anything below fails, take down what was already started instead of leaving half a cluster behind.
 trap 'status=$?; if [ $status -ne 0 ]; then log "start-up failed: stopping what was started"; "$INFRA_LOCAL_DIR/stop.sh" --quiet; fi' EXIT
@@ -282,6 +295,8 @@ export RAY_ADDRESS=$DASHBOARD_URL
 export RAY_AUTH_MODE=$RAY_AUTH_MODE
 export RAY_AUTH_TOKEN_PATH=$RAY_AUTH_TOKEN_PATH
 export MLFLOW_TRACKING_URI=$MLFLOW_URL
+# For infra/local's scripts (stop.sh, tracking-user.sh, backup.sh): this cluster, its settings in $CLUSTER_CONF.
+export PARABIT_CLUSTER_DIR=$STATE_DIR
 # The MLflow server's own store (for \`mlflow ui\` with the server stopped, or psql with PGPASSFILE=$POSTGRES_PASSFILE).
 export PARABIT_MLFLOW_STORE=$(mlflow_store_uri)
 ENV

@@ -9,7 +9,7 @@
 #
 # NAME's password is the first line of FILE (or $PARABIT_USER_PASSWORD); the admin's comes from the file or
 # variable start.sh took it from (--admin-password-file / $PARABIT_MLFLOW_ADMIN_PASSWORD_FILE, or
-# $MLFLOW_AUTH_ADMIN_PASSWORD). The server: this cluster's (same --state-dir/PARABIT_* settings as start.sh) or
+# $MLFLOW_AUTH_ADMIN_PASSWORD). The server: that of the cluster of --state-dir (its port as start.sh recorded it) or
 # --uri. The user then logs in with MLflow's own variables: MLFLOW_TRACKING_USERNAME=NAME MLFLOW_TRACKING_PASSWORD=...
 set -euo pipefail
 
