@@ -117,7 +117,7 @@ start_postgres() {
         tail -n 20 "$POSTGRES_LOG" >&2 || true
         die "PostgreSQL did not start (log: $POSTGRES_LOG)"
     fi
-    head -n 1 "$POSTGRES_DATA/postmaster.pid" >"$STATE_DIR/postgres.pid"
+    record_group postgres "$(head -n 1 "$POSTGRES_DATA/postmaster.pid")"
     local database
     for database in mlflow $([ "$AUTH" = false ] || echo mlflow_auth); do
         [ "$(psql_query postgres "SELECT 1 FROM pg_database WHERE datname = '$database'")" = 1 ] ||
@@ -170,6 +170,16 @@ node_port() {  # node_port NODE_INDEX OFFSET: a port in node NODE_INDEX's block 
 
 pid_alive() { kill -0 "$1" 2>/dev/null; }
 
+start_time() {  # start_time PID: when PID started (clock ticks after boot: /proc/PID/stat's 22nd field), empty if gone
+    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20 || true
+}
+
+record_group() {  # record_group NAME PID: PID leads part NAME (NAME.pid), and its start time (NAME.started): a group
+    # id reused by another process after a crash is then told apart from the recorded one (stop.sh)
+    echo "$2" >"$STATE_DIR/$1.pid"
+    start_time "$2" >"$STATE_DIR/$1.started"
+}
+
 group_alive() {  # any process left in process group $1?
     pgrep -g "$1" >/dev/null 2>&1
 }
@@ -178,7 +188,7 @@ spawn() {  # spawn NAME LOGFILE CMD...: run CMD in its own session (pgid = pid),
     local name="$1" logfile="$2"
     shift 2
     setsid "$@" >"$logfile" 2>&1 </dev/null &
-    echo $! >"$STATE_DIR/$name.pid"
+    record_group "$name" $!
 }
 
 http_get() {  # http_get URL: the body, with this cluster's Ray token (the dashboard answers 401 without it)
@@ -227,5 +237,5 @@ stop_group() {  # stop_group NAME [SIGNAL]: stop the process group recorded in N
             sleep 0.5
         fi
     fi
-    rm -f "$pidfile"
+    rm -f "$pidfile" "$STATE_DIR/$1.started"
 }

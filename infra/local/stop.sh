@@ -32,15 +32,18 @@ source "$(dirname "$0")/lib.sh"
 recorded_temp_dir="$(recorded RAY_TEMP_DIR)"
 RAY_TEMP_DIR="${recorded_temp_dir:-$RAY_TEMP_DIR}"
 
-start_time() {  # start_time PID: when PID started (clock ticks after boot: /proc/PID/stat's 22nd field), empty if gone
-    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20 || true
-}
-
 recorded_processes() {  # "PID START_TIME" of each process of the recorded groups and of each of their descendants
     # Ray starts workers and job drivers in sessions of their own, but as children of the node's raylet: the process
-    # tree from the recorded groups finds them. With the start time, a pid reused meanwhile is never signalled.
-    local groups pid
-    groups="$(cat "$STATE_DIR"/*.pid 2>/dev/null | tr '\n' ' ')"
+    # tree from the recorded groups finds them. Only groups whose leader is still the recorded process (same start
+    # time: a dead cluster's group id may be another's by now); with the start time, a pid reused meanwhile is never
+    # signalled either.
+    local groups="" pidfile pid
+    for pidfile in "$STATE_DIR"/*.pid; do
+        pid="$(cat "$pidfile")"
+        if [ ! -f "${pidfile%.pid}.started" ] || [ "$(start_time "$pid")" = "$(cat "${pidfile%.pid}.started")" ]; then
+            groups+=" $pid"
+        fi
+    done
     for pid in $(ps -eo pid=,ppid=,pgid= | awk -v groups="$groups" '
         BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) ours[g[i]] = 1 }
         { parent[$1] = $2; if ($3 in ours) mine[$1] = 1 }
@@ -68,7 +71,7 @@ if [ -n "$only" ]; then
         log "killing $only (process group $pgid${node_processes:+ and its Ray processes}) with SIGKILL"
         # shellcheck disable=SC2086  # one pid per word
         kill -KILL -- "-$pgid" $node_processes 2>/dev/null || true
-        rm -f "$STATE_DIR/$only.pid"
+        rm -f "$STATE_DIR/$only.pid" "$STATE_DIR/$only.started"
     else
         stop_group "$only" "$(stop_signal "$only")"
     fi
