@@ -224,7 +224,8 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
                labels: dict[str, str] | None = None, groups: list[Group] = ()) -> PaperPart:
     """The paper's part of the document (see the module docstring). ``groups``: the plan's groups, when its data is
     known (the cells left are estimated with them)."""
-    finished = sum(1 for c in planned if any(r.ok and r.cell.seed == c.seed for r in results.of(c.group)))
+    left = CellsLeft.of(plan, groups, planned, results, ledger.cells(plan.key))
+    finished = len(planned) - left.cells
     lines = [f"## {plan.title}", ""]
     status = f"Cells: {finished} of {len(planned)} finished"
     if stale:
@@ -261,7 +262,6 @@ def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison],
     rows = [{"paper": plan.key, "claim": c.finding.claim, "metric": c.finding.metric.label if c.finding.metric else "",
              "reported": c.finding.paper, "ours": c.difference_text(), "verdict": c.verdict, "why": c.reason,
              "cause": why} for c, why in zip(comparisons, causes)]
-    left = CellsLeft.of(plan, groups, planned, results, ledger.cells(plan.key))
     return PaperPart(plan.key, plan.title, "\n".join(lines), rows, took, finished, len(planned), plan.scale(), left)
 
 

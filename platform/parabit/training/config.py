@@ -69,8 +69,8 @@ class ScalingSettings(Config):
     nodes take to join. A wait for room that other work holds (a sweep's other trials) is not bounded.
 
     ``torch_threads``: intra-op threads of each worker's torch (null: the whole CPUs of ``cpus_per_worker``, at
-    least 1: Ray's choice for a worker process, and parabit's for a worker ``in_process``). A transformer on a 2-core machine trains faster on 2 threads while its worker
-    reserves 1 CPU, leaving Ray Data the other.
+    least 1: Ray's choice for a worker process, and parabit's for a worker ``in_process``). A transformer on a 2-core
+    machine trains faster on 2 threads while its worker reserves 1 CPU, leaving Ray Data the other.
 
     ``in_process``: the one worker runs in the calling process (Ray Train's local mode): no worker group to start
     (about 20 s a run), and the process's imports and compiled kernels serve every run it trains, which is how

@@ -651,8 +651,7 @@ class ElgoharyPlan(PaperPlan):
         with the code that trains them now, not with an older, slower step), and spent, from the records (a record
         that finishes two cells counts once)."""
         timed = self._timed(results)
-        rates = [r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]
-        rate = float(np.median(rates)) if rates else None
+        rate = self._rate(timed)
         compared = {key for finding in self.findings() for key in finding.groups} | self.every_seed()
         ablations = {group for departure in self.departures() for group in departure.groups} - compared
         deferred = self.deferred()
@@ -688,7 +687,7 @@ class ElgoharyPlan(PaperPlan):
                     "it and its ablations fit a few days of 2 cores.") if main else ""
         return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the "
                 "median of "
-                f"the {len(rates)} newest cells of this paper the ledger records, from {timed[0].finished[:10]} to "
+                f"the {len(timed)} newest cells of this paper the ledger records, from {timed[0].finished[:10]} to "
                 f"{timed[-1].finished[:10]}). Hours are cell-hours, as the spent "
                 "column's sum of the cells' own times: cells trained side by side (`--parallel 2`) share the wall "
                 "time; a group whose cells repeat another's training (the same settings and seed) spends nothing. "
@@ -708,15 +707,16 @@ class ElgoharyPlan(PaperPlan):
             group.config.data.max_pairs or self.available.get(group.config.data.condition)
         return min(pairs, self.available.get(group.config.data.condition, pairs)) if pairs else None
 
+    def _rate(self, timed: list) -> float | None:
+        """The median pairs × epochs per second of ``timed`` (:meth:`_timed`; None without any)."""
+        rates = [r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]
+        return float(np.median(rates)) if rates else None
+
     def cell_seconds(self, group: Group, results) -> float | None:
         """A cell of ``group`` at the speed of the compute table (its pairs × epochs at the newest records' median
         pairs × epochs per second)."""
-        timed = self._timed(results)
-        pairs = self._group_pairs(group, results)
-        if not timed or not pairs:
-            return None
-        rate = float(np.median([r.data["pairs_kept"] * self.config.epochs / r.train_seconds for r in timed]))
-        return pairs * self.config.epochs / rate
+        rate, pairs = self._rate(self._timed(results)), self._group_pairs(group, results)
+        return pairs * self.config.epochs / rate if rate and pairs else None
 
     def _rederived(self, results) -> str:
         """Which cells read a phrase table of another size than the one the data step recorded for them (empty
