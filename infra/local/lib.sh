@@ -1,4 +1,4 @@
-# Shared by start.sh, stop.sh and ../submit.sh (sourced, never run): the one place that decides where a local
+# Shared by the scripts of this folder and ../submit.sh (sourced, never run): the one place that decides where a local
 # cluster keeps its state, which ports its nodes use and how its processes are started and stopped.
 # shellcheck shell=bash
 
@@ -7,7 +7,21 @@ PROJECT_ROOT="$(cd "$INFRA_LOCAL_DIR/../.." && pwd)"
 
 # Everything a cluster writes (pid files, logs, the MLflow store and artifacts, the auth token) lives here.
 # outputs/ is already git-ignored and excluded from `ray job submit` uploads.
-STATE_DIR="${PARABIT_CLUSTER_DIR:-$PROJECT_ROOT/outputs/local-cluster}"
+# Default: local-cluster/ in the jobs' outputs folder, $PARABIT_OUTPUT (this checkout's outputs/ when unset).
+STATE_DIR="${PARABIT_CLUSTER_DIR:-${PARABIT_OUTPUT:-$PROJECT_ROOT/outputs}/local-cluster}"
+# What start.sh recorded of the cluster it started from this state dir: its ports and its Ray temp dir. They are
+# every script's defaults from then on (stop.sh, tracking-user.sh, submit.sh, a second start), so a cluster started
+# with --port-base is reached and stopped without the flag being repeated. A port base given again (flag or variable)
+# wins; then the other recorded ports, derived from the old base, do not apply.
+CLUSTER_CONF="$STATE_DIR/cluster.conf"
+recorded() {  # recorded NAME: NAME's value in CLUSTER_CONF, empty if none
+    [ ! -f "$CLUSTER_CONF" ] || sed -n "s/^$1=//p" "$CLUSTER_CONF"
+}
+setting() {  # setting VALUE NAME DEFAULT: VALUE if set, else NAME as recorded for this port base, else DEFAULT
+    local value="$1"
+    [ -n "$value" ] || [ "$PORT_BASE" != "$(recorded PORT_BASE)" ] || value="$(recorded "$2")"
+    echo "${value:-$3}"
+}
 NUM_WORKERS="${PARABIT_NUM_WORKERS:-2}"
 HEAD_CPUS="${PARABIT_HEAD_CPUS:-1}"
 WORKER_CPUS="${PARABIT_WORKER_CPUS:-1}"
@@ -17,8 +31,11 @@ OBJECT_STORE_BYTES="${PARABIT_OBJECT_STORE_BYTES:-268435456}"
 # block of 100 ports at BASE+100*(i+1): its agents at offsets 0-3, its raylet at a pair in 10-29 (the next pair each
 # time the node is started again, see start.sh), its Ray workers at 30-99. Distinct blocks are what let several
 # raylets share one machine.
-PORT_BASE="${PARABIT_PORT_BASE:-26300}"
-MLFLOW_PORT="${PARABIT_MLFLOW_PORT:-$((PORT_BASE + 3))}"
+PORT_BASE="${PARABIT_PORT_BASE:-$(recorded PORT_BASE)}"
+PORT_BASE="${PORT_BASE:-26300}"
+[[ "$PORT_BASE" =~ ^[1-9][0-9]*$ ]] || { echo "[parabit-cluster] ERROR: the port base must be a number, got \
+'$PORT_BASE'" >&2; exit 1; }
+MLFLOW_PORT="$(setting "${PARABIT_MLFLOW_PORT:-}" MLFLOW_PORT $((PORT_BASE + 3)))"
 GCS_PORT="$PORT_BASE"
 DASHBOARD_PORT="$((PORT_BASE + 1))"
 CLIENT_PORT="$((PORT_BASE + 2))"
@@ -32,7 +49,7 @@ STOP_TIMEOUT="${PARABIT_STOP_TIMEOUT:-30}"
 # app asks for a login. start.sh records the choice in TRACKING_CONF, so a second start (and `--only mlflow`) uses the
 # same store without the flags being repeated.
 TRACKING_CONF="$STATE_DIR/tracking.conf"
-POSTGRES_PORT="${PARABIT_POSTGRES_PORT:-$((PORT_BASE + 4))}"
+POSTGRES_PORT="$(setting "${PARABIT_POSTGRES_PORT:-}" POSTGRES_PORT $((PORT_BASE + 4)))"
 POSTGRES_BIN="${PARABIT_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 POSTGRES_DIR="$STATE_DIR/postgres"        # owned by the user PostgreSQL runs as: its data dir and its log
 POSTGRES_DATA="$POSTGRES_DIR/data"
@@ -54,6 +71,60 @@ as_postgres_user() {  # as_postgres_user CMD...: CMD as POSTGRES_OS_USER (the cu
         "$@"
     fi
 }
+# The cluster's PostgreSQL server (start.sh, and restore.sh, which makes a new one to load a backup into):
+# postgres_init makes its database cluster, start_postgres starts it (and creates the databases MLflow
+# uses, empty, for AUTH=true also mlflow_auth), psql_query asks it.
+postgres_init() {  # the first start: a new database cluster owned by POSTGRES_OS_USER, password logins only
+    [ -f "$POSTGRES_DATA/PG_VERSION" ] && return 0
+    [ -x "$POSTGRES_BIN/initdb" ] || die "no PostgreSQL in $POSTGRES_BIN: install the Debian package postgresql (make \
+setup does) or set PARABIT_POSTGRES_BIN"
+    id "$POSTGRES_OS_USER" >/dev/null 2>&1 || die "PostgreSQL runs as user '$POSTGRES_OS_USER' (it refuses root), \
+which does not exist: set PARABIT_POSTGRES_USER to an unprivileged user"
+    mkdir -p "$POSTGRES_DIR"
+    chmod 700 "$POSTGRES_DIR"
+    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$POSTGRES_DIR"
+    as_postgres_user test -w "$POSTGRES_DIR" || die "user $POSTGRES_OS_USER cannot reach $POSTGRES_DIR: every folder \
+above it must be searchable by that user (chmod o+x), or choose another --state-dir"
+    log "creating the PostgreSQL database cluster in $POSTGRES_DATA (user $POSTGRES_ROLE, owned by $POSTGRES_OS_USER)"
+    local password password_file="$POSTGRES_DIR/initdb.password"
+    password="$(umask 077 && python -c 'import secrets; print(secrets.token_hex(24))')"
+    # initdb reads the superuser's password from a file: one only POSTGRES_OS_USER can read, deleted right after.
+    (umask 077 && echo "$password" >"$password_file")
+    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$password_file"
+    if ! as_postgres_user "$POSTGRES_BIN/initdb" -D "$POSTGRES_DATA" -U "$POSTGRES_ROLE" --pwfile="$password_file" \
+        --auth=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >"$STATE_DIR/logs/initdb.log" 2>&1; then
+        rm -f "$password_file"
+        tail -n 20 "$STATE_DIR/logs/initdb.log" >&2
+        die "initdb failed (log: $STATE_DIR/logs/initdb.log)"
+    fi
+    rm -f "$password_file"
+    # libpq's password file (host:port:database:user:password) for MLflow; any port, so --port-base may change.
+    (umask 077 && echo "127.0.0.1:*:*:$POSTGRES_ROLE:$password" >"$POSTGRES_PASSFILE")
+}
+
+psql_query() {  # psql_query DATABASE SQL: the answer, unaligned, as MLflow's database user
+    PGPASSFILE="$POSTGRES_PASSFILE" PGCONNECT_TIMEOUT=10 "$POSTGRES_BIN/psql" -X -w -q -v ON_ERROR_STOP=1 -At \
+        -h 127.0.0.1 -p "$POSTGRES_PORT" -U "$POSTGRES_ROLE" -d "$1" -c "$2"
+}
+
+start_postgres() {
+    postgres_init
+    log "starting PostgreSQL on 127.0.0.1:$POSTGRES_PORT (data $POSTGRES_DATA, log $POSTGRES_LOG)"
+    # TCP on the loopback interface only, and no Unix socket. pg_ctl waits until it accepts connections; the
+    # postmaster it starts leads a session of its own, so its pid is this part's process group, as for the others.
+    if ! as_postgres_user "$POSTGRES_BIN/pg_ctl" -D "$POSTGRES_DATA" -l "$POSTGRES_LOG" -w -t "$START_TIMEOUT" -s \
+        -o "-c listen_addresses=127.0.0.1 -c port=$POSTGRES_PORT -c unix_socket_directories=''" start; then
+        tail -n 20 "$POSTGRES_LOG" >&2 || true
+        die "PostgreSQL did not start (log: $POSTGRES_LOG)"
+    fi
+    record_group postgres "$(head -n 1 "$POSTGRES_DATA/postmaster.pid")"
+    local database
+    for database in mlflow $([ "$AUTH" = false ] || echo mlflow_auth); do
+        [ "$(psql_query postgres "SELECT 1 FROM pg_database WHERE datname = '$database'")" = 1 ] ||
+            psql_query postgres "CREATE DATABASE $database"
+    done
+}
+
 MLFLOW_AUTH_INI="$STATE_DIR/basic_auth.ini"      # written by start.sh for each start (MLFLOW_AUTH_CONFIG_PATH)
 MLFLOW_SECRET_KEY_FILE="$STATE_DIR/mlflow_secret_key"  # MLflow's Flask secret (CSRF), made once, kept across starts
 MLFLOW_ADMIN_USER="${PARABIT_MLFLOW_ADMIN_USER:-admin}"
@@ -74,7 +145,7 @@ export PATH="$VENV_BIN:$PATH"
 # folder per node. Per node, because nodes sharing a session dir also share runtime_resources/: a worker node
 # unpacking a job's working_dir there replaces the driver's current directory under it (FileNotFoundError from
 # os.getcwd() mid-job). Short, because Unix socket paths must stay under 107 bytes.
-RAY_TEMP_DIR="${PARABIT_RAY_TEMP_DIR:-/tmp/parabit-ray-$PORT_BASE}"
+RAY_TEMP_DIR="$(setting "${PARABIT_RAY_TEMP_DIR:-}" RAY_TEMP_DIR "/tmp/parabit-ray-$PORT_BASE")"
 node_temp_dir() { echo "$RAY_TEMP_DIR/node-$1"; }
 
 # Token auth, explicitly and the same for every process that talks to this cluster: with RAY_AUTH_MODE unset, a
@@ -99,6 +170,16 @@ node_port() {  # node_port NODE_INDEX OFFSET: a port in node NODE_INDEX's block 
 
 pid_alive() { kill -0 "$1" 2>/dev/null; }
 
+start_time() {  # start_time PID: when PID started (clock ticks after boot: /proc/PID/stat's 22nd field), empty if gone
+    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20 || true
+}
+
+record_group() {  # record_group NAME PID: PID leads part NAME (NAME.pid), and its start time (NAME.started): a group
+    # id reused by another process after a crash is then told apart from the recorded one (stop.sh)
+    echo "$2" >"$STATE_DIR/$1.pid"
+    start_time "$2" >"$STATE_DIR/$1.started"
+}
+
 group_alive() {  # any process left in process group $1?
     pgrep -g "$1" >/dev/null 2>&1
 }
@@ -107,7 +188,7 @@ spawn() {  # spawn NAME LOGFILE CMD...: run CMD in its own session (pgid = pid),
     local name="$1" logfile="$2"
     shift 2
     setsid "$@" >"$logfile" 2>&1 </dev/null &
-    echo $! >"$STATE_DIR/$name.pid"
+    record_group "$name" $!
 }
 
 http_get() {  # http_get URL: the body, with this cluster's Ray token (the dashboard answers 401 without it)
@@ -156,5 +237,5 @@ stop_group() {  # stop_group NAME [SIGNAL]: stop the process group recorded in N
             sleep 0.5
         fi
     fi
-    rm -f "$pidfile"
+    rm -f "$pidfile" "$STATE_DIR/$1.started"
 }

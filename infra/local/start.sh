@@ -6,7 +6,8 @@
 # which kills every Ray of every user on the machine).
 #
 #   infra/local/start.sh [--workers N] [--port-base P] [--mlflow-port P] [--state-dir DIR]
-#   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh)
+#   (same as PARABIT_NUM_WORKERS, PARABIT_PORT_BASE, PARABIT_MLFLOW_PORT, PARABIT_CLUSTER_DIR; see lib.sh). The ports
+#   and Ray temp dir are recorded in $STATE_DIR/cluster.conf: later starts and the other scripts use them unasked.
 #   --tracking sqlite|postgres   MLflow's backend store (default: what the last start used, else sqlite)
 #   --auth | --no-auth           MLflow's basic-auth app on or off (default: as the last start); the first start
 #                                with --auth needs the admin's password: MLFLOW_AUTH_ADMIN_PASSWORD or
@@ -77,57 +78,6 @@ AUTH="${auth:-$AUTH}"
 
 secret_file() {  # secret_file PATH: make PATH (once) holding a random secret, readable by this user only
     [ -s "$1" ] || (umask 077 && python -c 'import secrets; print(secrets.token_hex(24))' >"$1")
-}
-
-postgres_init() {  # the first start: a new database cluster owned by POSTGRES_OS_USER, password logins only
-    [ -f "$POSTGRES_DATA/PG_VERSION" ] && return 0
-    [ -x "$POSTGRES_BIN/initdb" ] || die "no PostgreSQL in $POSTGRES_BIN: install the Debian package postgresql (make \
-setup does) or set PARABIT_POSTGRES_BIN"
-    id "$POSTGRES_OS_USER" >/dev/null 2>&1 || die "PostgreSQL runs as user '$POSTGRES_OS_USER' (it refuses root), \
-which does not exist: set PARABIT_POSTGRES_USER to an unprivileged user"
-    mkdir -p "$POSTGRES_DIR"
-    chmod 700 "$POSTGRES_DIR"
-    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$POSTGRES_DIR"
-    as_postgres_user test -w "$POSTGRES_DIR" || die "user $POSTGRES_OS_USER cannot reach $POSTGRES_DIR: every folder \
-above it must be searchable by that user (chmod o+x), or choose another --state-dir"
-    log "creating the PostgreSQL database cluster in $POSTGRES_DATA (user $POSTGRES_ROLE, owned by $POSTGRES_OS_USER)"
-    local password password_file="$POSTGRES_DIR/initdb.password"
-    password="$(umask 077 && python -c 'import secrets; print(secrets.token_hex(24))')"
-    # initdb reads the superuser's password from a file: one only POSTGRES_OS_USER can read, deleted right after.
-    (umask 077 && echo "$password" >"$password_file")
-    [ "$(id -u)" -ne 0 ] || chown "$POSTGRES_OS_USER:" "$password_file"
-    if ! as_postgres_user "$POSTGRES_BIN/initdb" -D "$POSTGRES_DATA" -U "$POSTGRES_ROLE" --pwfile="$password_file" \
-        --auth=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >"$STATE_DIR/logs/initdb.log" 2>&1; then
-        rm -f "$password_file"
-        tail -n 20 "$STATE_DIR/logs/initdb.log" >&2
-        die "initdb failed (log: $STATE_DIR/logs/initdb.log)"
-    fi
-    rm -f "$password_file"
-    # libpq's password file (host:port:database:user:password) for MLflow; any port, so --port-base may change.
-    (umask 077 && echo "127.0.0.1:*:*:$POSTGRES_ROLE:$password" >"$POSTGRES_PASSFILE")
-}
-
-psql_query() {  # psql_query DATABASE SQL: the answer, unaligned, as MLflow's database user
-    PGPASSFILE="$POSTGRES_PASSFILE" PGCONNECT_TIMEOUT=10 "$POSTGRES_BIN/psql" -X -w -q -v ON_ERROR_STOP=1 -At \
-        -h 127.0.0.1 -p "$POSTGRES_PORT" -U "$POSTGRES_ROLE" -d "$1" -c "$2"
-}
-
-start_postgres() {
-    postgres_init
-    log "starting PostgreSQL on 127.0.0.1:$POSTGRES_PORT (data $POSTGRES_DATA, log $POSTGRES_LOG)"
-    # TCP on the loopback interface only, and no Unix socket. pg_ctl waits until it accepts connections; the
-    # postmaster it starts leads a session of its own, so its pid is this part's process group, as for the others.
-    if ! as_postgres_user "$POSTGRES_BIN/pg_ctl" -D "$POSTGRES_DATA" -l "$POSTGRES_LOG" -w -t "$START_TIMEOUT" -s \
-        -o "-c listen_addresses=127.0.0.1 -c port=$POSTGRES_PORT -c unix_socket_directories=''" start; then
-        tail -n 20 "$POSTGRES_LOG" >&2 || true
-        die "PostgreSQL did not start (log: $POSTGRES_LOG)"
-    fi
-    head -n 1 "$POSTGRES_DATA/postmaster.pid" >"$STATE_DIR/postgres.pid"
-    local database
-    for database in mlflow $([ "$AUTH" = false ] || echo mlflow_auth); do
-        [ "$(psql_query postgres "SELECT 1 FROM pg_database WHERE datname = '$database'")" = 1 ] ||
-            psql_query postgres "CREATE DATABASE $database"
-    done
 }
 
 write_auth_ini() {  # MLflow's basic-auth settings for this start (MLFLOW_AUTH_CONFIG_PATH)
@@ -294,6 +244,9 @@ fi
 
 # Idempotent: a cluster already running from this state dir is reported, not started twice.
 if [ -f "$STATE_DIR/head.pid" ] && group_alive "$(cat "$STATE_DIR/head.pid")"; then
+    running_base="$(recorded PORT_BASE)"
+    [ -z "$running_base" ] || [ "$PORT_BASE" = "$running_base" ] || die "the cluster of $STATE_DIR runs with port \
+base $running_base, not $PORT_BASE: stop it first (infra/local/stop.sh --state-dir $STATE_DIR)"
     log "already running (state in $STATE_DIR); stop it with infra/local/stop.sh"
     cat "$CLUSTER_ENV"
     exit 0
@@ -301,6 +254,15 @@ fi
 # Leftovers of a cluster that died without stop.sh: clear them so the new one starts clean.
 "$INFRA_LOCAL_DIR/stop.sh" --quiet
 rm -f "$STATE_DIR"/node-*.starts  # a new head holds no dead node's address: each node's ports start from the first pair
+# This start's settings, before anything is started: what every later script (stop.sh first) takes as this cluster's.
+cat >"$CLUSTER_CONF" <<CONF
+# Written by infra/local/start.sh at each start: where the cluster started from this state dir listens and keeps
+# Ray's session files. Every script of infra/local takes these as its defaults (lib.sh); stop.sh always.
+PORT_BASE=$PORT_BASE
+MLFLOW_PORT=$MLFLOW_PORT
+POSTGRES_PORT=$POSTGRES_PORT
+RAY_TEMP_DIR=$RAY_TEMP_DIR
+CONF
 
 # If anything below fails, take down what was already started instead of leaving half a cluster behind.
 trap 'status=$?; if [ $status -ne 0 ]; then log "start-up failed: stopping what was started"; "$INFRA_LOCAL_DIR/stop.sh" --quiet; fi' EXIT
@@ -333,6 +295,8 @@ export RAY_ADDRESS=$DASHBOARD_URL
 export RAY_AUTH_MODE=$RAY_AUTH_MODE
 export RAY_AUTH_TOKEN_PATH=$RAY_AUTH_TOKEN_PATH
 export MLFLOW_TRACKING_URI=$MLFLOW_URL
+# For infra/local's scripts (stop.sh, tracking-user.sh, backup.sh): this cluster, its settings in $CLUSTER_CONF.
+export PARABIT_CLUSTER_DIR=$STATE_DIR
 # The MLflow server's own store (for \`mlflow ui\` with the server stopped, or psql with PGPASSFILE=$POSTGRES_PASSFILE).
 export PARABIT_MLFLOW_STORE=$(mlflow_store_uri)
 ENV

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stops what infra/local/start.sh started from the same state dir, and nothing else: each node, the MLflow server
-# and its PostgreSQL server by the process group recorded in its pid file (or just one of them, with --only). `ray
-# stop` is not used: it kills every Ray on the machine. The stores (SQLite file or PostgreSQL data dir, artifacts)
+# and its PostgreSQL server by the process group recorded in its pid file (or just one of them, with --only), then
+# what is left of their process tree and of the cluster's recorded Ray temp dir (cluster.conf). `ray stop` is not
+# used: it kills every Ray on the machine. The stores (SQLite file or PostgreSQL data dir, artifacts)
 # stay, for the next start.
 #
 #   infra/local/stop.sh [--state-dir DIR] [--quiet]     (or PARABIT_CLUSTER_DIR; the same settings as start.sh)
@@ -25,6 +26,36 @@ done
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
+# This cluster's own Ray temp dir, as start.sh recorded it, whatever the environment says: a PARABIT_PORT_BASE or
+# PARABIT_RAY_TEMP_DIR of another cluster (or none, for a cluster started with --port-base) would name the temp dir, and
+# so the processes, of another cluster.
+recorded_temp_dir="$(recorded RAY_TEMP_DIR)"
+RAY_TEMP_DIR="${recorded_temp_dir:-$RAY_TEMP_DIR}"
+
+recorded_processes() {  # "PID START_TIME" of each process of the recorded groups and of each of their descendants
+    # Ray starts workers and job drivers in sessions of their own, but as children of the node's raylet: the process
+    # tree from the recorded groups finds them. Only groups whose leader is still the recorded process (same start
+    # time: a dead cluster's group id may be another's by now); with the start time, a pid reused meanwhile is never
+    # signalled either.
+    local groups="" pidfile pid
+    for pidfile in "$STATE_DIR"/*.pid; do
+        pid="$(cat "$pidfile")"
+        if [ ! -f "${pidfile%.pid}.started" ] || [ "$(start_time "$pid")" = "$(cat "${pidfile%.pid}.started")" ]; then
+            groups+=" $pid"
+        fi
+    done
+    for pid in $(ps -eo pid=,ppid=,pgid= | awk -v groups="$groups" '
+        BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) ours[g[i]] = 1 }
+        { parent[$1] = $2; if ($3 in ours) mine[$1] = 1 }
+        END {
+            do { added = 0; for (p in parent) if (!(p in mine) && (parent[p] in mine)) { mine[p] = 1; added = 1 } }
+            while (added)
+            for (p in mine) print p
+        }'); do
+        echo "$pid $(start_time "$pid")"
+    done
+}
+
 # PostgreSQL's fast shutdown (SIGINT: roll back open transactions, close sessions, checkpoint); its SIGTERM waits for
 # every client to disconnect.
 stop_signal() { [ "$1" = postgres ] && echo INT || echo TERM; }
@@ -40,7 +71,7 @@ if [ -n "$only" ]; then
         log "killing $only (process group $pgid${node_processes:+ and its Ray processes}) with SIGKILL"
         # shellcheck disable=SC2086  # one pid per word
         kill -KILL -- "-$pgid" $node_processes 2>/dev/null || true
-        rm -f "$STATE_DIR/$only.pid"
+        rm -f "$STATE_DIR/$only.pid" "$STATE_DIR/$only.started"
     else
         stop_group "$only" "$(stop_signal "$only")"
     fi
@@ -51,6 +82,7 @@ if ! compgen -G "$STATE_DIR/*.pid" >/dev/null; then
     $quiet || log "nothing to stop in $STATE_DIR"
     exit 0
 fi
+processes="$(recorded_processes)"  # before any group is stopped and its children orphaned
 # Workers before the head (they would otherwise retry the vanished GCS for a while); MLflow last.
 for pidfile in "$STATE_DIR"/worker-*.pid; do
     [ -e "$pidfile" ] && stop_group "$(basename "$pidfile" .pid)"
@@ -59,11 +91,15 @@ stop_group head
 stop_group mlflow
 stop_group postgres "$(stop_signal postgres)"  # after the MLflow server, its one client
 
-# Ray workers and drivers of this cluster that left the nodes' process groups (Ray starts some in new sessions):
-# they are recognised by this cluster's own temp dir on their command line.
-leftovers="$(pgrep -f -- "$RAY_TEMP_DIR/" || true)"
+# Ray workers and drivers of this cluster that outlived their node (they left its process group): those of the
+# recorded process tree still alive as the same process, and any carrying this cluster's own temp dir on their
+# command line (an orphan of an earlier crash).
+leftovers="$(echo "$processes" | while read -r pid started; do
+    [ -n "$pid" ] && [ -n "$started" ] && [ "$(start_time "$pid")" = "$started" ] && echo "$pid"
+done || true; pgrep -f -- "$RAY_TEMP_DIR/" || true)"
+leftovers="$(echo "$leftovers" | sort -un | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
 if [ -n "$leftovers" ]; then
-    log "stopping leftover processes of this cluster: $(echo "$leftovers" | tr '\n' ' ')"
+    log "stopping leftover processes of this cluster: $leftovers"
     # shellcheck disable=SC2086  # one pid per word
     kill -TERM $leftovers 2>/dev/null || true
     sleep 2

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Create a user of the local cluster's MLflow server (started with `start.sh --auth`) who can read every run and
 # model, or also log runs and register models; again for an existing user, it changes their role and password.
+# `password` instead of a role replaces the password of any existing user, the admin's included, and nothing else.
 #
 #   infra/local/tracking-user.sh NAME read|edit --password-file FILE [--admin-password-file FILE] [--uri URL]
+#   infra/local/tracking-user.sh NAME password --password-file NEW [--admin-password-file FILE] [--uri URL]
+#   (the admin's own: tracking-user.sh admin password --password-file NEW --admin-password-file CURRENT)
 #
 # NAME's password is the first line of FILE (or $PARABIT_USER_PASSWORD); the admin's comes from the file or
 # variable start.sh took it from (--admin-password-file / $PARABIT_MLFLOW_ADMIN_PASSWORD_FILE, or
-# $MLFLOW_AUTH_ADMIN_PASSWORD). The server: this cluster's (same --state-dir/PARABIT_* settings as start.sh) or
+# $MLFLOW_AUTH_ADMIN_PASSWORD). The server: that of the cluster of --state-dir (its port as start.sh recorded it) or
 # --uri. The user then logs in with MLflow's own variables: MLFLOW_TRACKING_USERNAME=NAME MLFLOW_TRACKING_PASSWORD=...
 set -euo pipefail
 
@@ -19,7 +22,7 @@ while [ $# -gt 0 ]; do
         --uri) uri="$2"; shift 2 ;;
         --state-dir) export PARABIT_CLUSTER_DIR="$2"; shift 2 ;;
         --port-base) export PARABIT_PORT_BASE="$2"; shift 2 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         -*) echo "tracking-user.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) args+=("$1"); shift ;;
     esac
@@ -27,8 +30,8 @@ done
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
-[ "${#args[@]}" -eq 2 ] && [[ "${args[1]}" =~ ^(read|edit)$ ]] ||
-    { echo "usage: tracking-user.sh NAME read|edit --password-file FILE (see --help)" >&2; exit 2; }
+[ "${#args[@]}" -eq 2 ] && [[ "${args[1]}" =~ ^(read|edit|password)$ ]] ||
+    { echo "usage: tracking-user.sh NAME read|edit|password --password-file FILE (see --help)" >&2; exit 2; }
 first_line() {  # first_line FILE WHAT: the first line of FILE, or fail naming WHAT
     [ -s "$1" ] || die "$2: $1 does not exist or is empty"
     head -n 1 "$1"

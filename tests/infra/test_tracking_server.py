@@ -5,7 +5,8 @@ to start is a fault less on a loaded machine). Strangers are refused and write n
 submit` through infra/submit.sh) and a sweep of 2 concurrent trials log to it while PostgreSQL is stopped during an
 epoch and started again, and afterwards the database itself (SQL on MLflow's tables) holds every run, metric step
 and registered version exactly once; a read-only user reads but cannot write; `stop.sh` stops both servers and a
-second start reuses the data.
+second start reuses the data; a backup taken while a job logs, restored into an emptied state dir, brings back the
+runs, models and logins.
 One cluster for the module; the tests run in file order, each reading what the ones before it left."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -372,4 +374,190 @@ def test_stop_stops_both_servers_and_a_second_start_reuses_the_data(shared):
     assert shared.client(EDITOR).get_run(run_id).info.status == "FINISHED"
     with pytest.raises(MlflowException) as refused:
         shared.client(None).get_run(run_id)
+    assert refused.value.error_code == "UNAUTHENTICATED"
+
+
+@pytest.mark.slow
+def test_tracking_user_replaces_any_password_the_admins_included(shared, tmp_path):
+    """`tracking-user.sh NAME password` replaces the editor's password (the admin's login) and the admin's own (its
+    current password is the login, which MLflow requires of a user changing their own); the old ones are refused,
+    the new ones log in, the editor keeps its role; a user who does not exist, and the admin's old password, are one
+    line each."""
+    new = {user: secrets.token_hex(12) for user in ("admin", EDITOR)}
+    for name, password in (("admin.old", shared.passwords["admin"]), ("admin.new", new["admin"]),
+                           (f"{EDITOR}.new", new[EDITOR])):
+        (tmp_path / name).write_text(password + "\n")
+
+    def tracking_user(user: str, new_file: str, admin_file: str) -> subprocess.CompletedProcess:
+        return shared.cluster.run(LOCAL / "tracking-user.sh", user, "password", "--password-file", tmp_path / new_file,
+                                  "--admin-password-file", tmp_path / admin_file, timeout=300)
+
+    done = tracking_user(EDITOR, f"{EDITOR}.new", "admin.old")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == f"user '{EDITOR}' on {shared.uri}: password replaced"
+    done = tracking_user("admin", "admin.new", "admin.old")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().startswith(f"user 'admin' on {shared.uri}: password replaced (the admin's")
+    old = dict(shared.passwords)
+    shared.passwords.update(new)  # for the tests after this one
+    for user in ("admin", EDITOR):
+        with pytest.raises(MlflowException) as refused:
+            shared.client(user, old[user]).search_experiments()
+        assert refused.value.error_code == "UNAUTHENTICATED"
+        shared.client(user).search_experiments()
+    stale = tracking_user(EDITOR, f"{EDITOR}.new", "admin.old")
+    assert stale.returncode == 1 and stale.stderr.strip().splitlines()[-1] == (
+        "tracking_user.py: the server refused the login of its admin 'admin': check the admin password "
+        "(--admin-password-file or MLFLOW_AUTH_ADMIN_PASSWORD)")
+    missing = tracking_user("nobody", f"{EDITOR}.new", "admin.new")
+    assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    assert missing.stderr.startswith("tracking_user.py: ") and "nobody" in missing.stderr
+    role = shared.cluster.run(LOCAL / "tracking-user.sh", EDITOR, "edit", "--password-file", tmp_path / f"{EDITOR}.new",
+                              "--admin-password-file", tmp_path / "admin.new", timeout=300)
+    assert role.returncode == 0 and "role editor" in role.stdout, role.stderr[-3000:]  # the same role, kept
+
+class _Logger(threading.Thread):
+    """A job logging to the server until told to stop: runs one after another, each with a metric history, then an
+    artifact, then a tag naming it and a model version whose source is that artifact's folder (so each row the
+    database gets after the upload names a file that existed before the row did)."""
+
+    def __init__(self, client: MlflowClient, experiment_id: str, model: str):
+        super().__init__(daemon=True)
+        self.client, self.experiment_id, self.model = client, experiment_id, model
+        self.created: list[tuple[str, float]] = []  # (run id, time.monotonic() once created)
+        self.finished: list[str] = []
+        self.stop, self.error = threading.Event(), None
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                run = self.client.create_run(self.experiment_id, tags={"backup.kind": "logger"})
+                run_id = run.info.run_id
+                self.created.append((run_id, time.monotonic()))
+                for step in range(3):
+                    self.client.log_metric(run_id, "loss", 1.0 / (step + 1), step=step)
+                self.client.log_text(run_id, run_id, "out/id.txt")
+                self.client.set_tag(run_id, "backup.artifact", "out/id.txt")
+                self.client.create_model_version(self.model, f"{run.info.artifact_uri}/out", run_id=run_id)
+                self.client.set_terminated(run_id)
+                self.finished.append(run_id)
+        except Exception as err:  # noqa: BLE001 - reported by the test
+            self.error = err
+
+    def wait_for(self, finished: int, timeout: float = 300) -> None:
+        deadline = time.time() + timeout
+        while len(self.finished) < finished:
+            assert self.error is None and self.is_alive(), f"the logging job failed: {self.error!r}"
+            assert time.time() < deadline, f"the logging job finished {len(self.finished)} run(s) in {timeout} s"
+            time.sleep(0.2)
+
+
+# Last in the file: it stops the cluster, wipes its state and starts it again from the backup.
+@pytest.mark.slow
+def test_a_backup_taken_while_a_job_logs_restores_into_an_empty_state_dir(shared, tmp_path):
+    """Runs (metric histories, an artifact), a registered model with versions and an alias, and the logins are in the
+    server; `backup.sh` runs while a job logs runs, artifacts and model versions; the cluster is stopped, its state
+    dir removed, `restore.sh` fills a new one and `start.sh` (no flags, no admin password) starts it: the same runs,
+    histories, artifacts, versions and alias are back, every logins works with its role, every run and version of
+    the logging job the backup holds has its artifact, and nothing created after the backup is there."""
+    cluster, editor = shared.cluster, shared.client(EDITOR)
+    experiment_id = editor.create_experiment("backup")
+    known = editor.create_run(experiment_id, run_name="before-the-backup")
+    for step in range(5):
+        editor.log_metric(known.info.run_id, "loss", 1.0 / (step + 1), step=step)
+    editor.log_text(known.info.run_id, "weights", "model/weights.txt")
+    editor.set_terminated(known.info.run_id)
+    editor.create_registered_model("parabit-backup")
+    editor.create_model_version("parabit-backup", f"{known.info.artifact_uri}/model", run_id=known.info.run_id)
+    editor.set_registered_model_alias("parabit-backup", "champion", "1")
+    editor.create_registered_model("parabit-backup-logger")
+
+    def state() -> dict:
+        """What the test compares: every run with its status and metric history, every model version, the aliases."""
+        return {"runs": {run: (status, tuple(shared.sql("SELECT step, value FROM metrics WHERE run_uuid = %s "
+                                                         "ORDER BY key, step", run)))
+                         for run, status in shared.sql("SELECT run_uuid, status FROM runs")},
+                "versions": set(shared.sql("SELECT name, version, source, run_id FROM model_versions")),
+                "aliases": set(shared.sql("SELECT name, alias, version FROM registered_model_aliases"))}
+
+    logger = _Logger(editor, experiment_id, "parabit-backup-logger")
+    logger.start()
+    try:
+        logger.wait_for(2)
+        backup_started = time.monotonic()
+        backed_up = cluster.run(LOCAL / "backup.sh", tmp_path / "backup", timeout=600)
+        backup_ended = time.monotonic()
+        assert backed_up.returncode == 0, backed_up.stderr[-3000:]
+        logger.wait_for(len(logger.finished) + 2)  # the job goes on after the backup
+    finally:
+        logger.stop.set()
+        logger.join(timeout=120)
+    assert logger.error is None, repr(logger.error)
+    before = state()
+
+    again = cluster.run(LOCAL / "backup.sh", tmp_path / "backup", timeout=60)
+    assert again.returncode == 1 and again.stderr.strip().splitlines()[-1] == (
+        f"[parabit-cluster] ERROR: the backup folder {tmp_path / 'backup'} exists already: name a new one")
+    over = cluster.run(LOCAL / "restore.sh", tmp_path / "backup", timeout=60)
+    assert over.returncode == 1 and over.stderr.strip().splitlines()[-1] == (
+        f"[parabit-cluster] ERROR: the state dir {cluster.state} is not empty: restore into a new or empty one (stop "
+        "its cluster and move it away)")
+
+    stopped = cluster.run(LOCAL / "stop.sh", timeout=300)
+    assert stopped.returncode == 0, stopped.stderr[-3000:]
+    shutil.copytree(cluster.state / "logs", tmp_path / "logs-before-the-restore")
+    shutil.rmtree(cluster.state)
+    restored = cluster.run(LOCAL / "restore.sh", tmp_path / "backup", timeout=600)
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    started = cluster.run(LOCAL / "start.sh", timeout=600)
+    assert started.returncode == 0, started.stderr[-4000:]
+    assert "(postgres store, login true)" in started.stderr
+    after = state()
+
+    # What was there before the job started is back as it was.
+    logged = {run for run, _ in logger.created}
+    assert {run: v for run, v in after["runs"].items() if run not in logged} == {
+        run: v for run, v in before["runs"].items() if run not in logged}
+    assert {v for v in after["versions"] if v[0] != "parabit-backup-logger"} == {
+        v for v in before["versions"] if v[0] != "parabit-backup-logger"}
+    assert after["aliases"] == before["aliases"] == {("parabit-backup", "champion", 1)}
+    # The logging job: the runs finished before the backup began are there whole, none created after it ended, and
+    # every run or version of the job in the backup is, as far as it got, what the server had (no later rows).
+    restored_runs = set(after["runs"]) & logged
+    finished_before = set(logger.finished[:2])
+    assert finished_before <= restored_runs
+    assert not restored_runs & {run for run, created in logger.created if created > backup_ended}
+    assert all(after["runs"][run][1] == before["runs"][run][1][:len(after["runs"][run][1])] for run in restored_runs)
+    assert {v for v in after["versions"] if v[0] == "parabit-backup-logger"} <= before["versions"]
+    assert backup_started < backup_ended
+
+    # The files: the known run's artifact reads back; each logged run the backup tagged as having its artifact, and
+    # each version of the job's model, finds its file.
+    client = shared.client(EDITOR)
+    weights = client.download_artifacts(known.info.run_id, "model/weights.txt", str(tmp_path))
+    assert Path(weights).read_text() == "weights"
+    tagged = [run for run in restored_runs if "backup.artifact" in client.get_run(run).data.tags]
+    assert finished_before <= set(tagged)
+    versions = [v for v in after["versions"] if v[0] == "parabit-backup-logger"]
+    assert {run for *_, run in versions} <= set(tagged)
+    for run in tagged:
+        assert [f.path for f in client.list_artifacts(run, "out")] == ["out/id.txt"], run
+        folder = tmp_path / "downloaded" / run
+        folder.mkdir(parents=True)
+        assert Path(client.download_artifacts(run, "out/id.txt", str(folder))).read_text() == run
+
+    # The logins, with their roles: the editor writes (the restored sequences go on), the reader reads only, the
+    # admin logs in with the password of the backup, a wrong password is refused.
+    new_run = client.create_run(experiment_id)
+    client.log_metric(new_run.info.run_id, "loss", 0.5, step=1)
+    client.create_model_version("parabit-backup", f"{new_run.info.artifact_uri}/model", run_id=new_run.info.run_id)
+    assert client.get_model_version_by_alias("parabit-backup", "champion").run_id == known.info.run_id
+    reader = shared.client(READER)
+    assert [m.step for m in reader.get_metric_history(known.info.run_id, "loss")] == [0, 1, 2, 3, 4]
+    with pytest.raises(MlflowException) as denied:
+        reader.create_run(experiment_id)
+    assert denied.value.error_code == "PERMISSION_DENIED"
+    assert shared.client("admin").get_experiment(experiment_id).name == "backup"
+    with pytest.raises(MlflowException) as refused:
+        shared.client(EDITOR, "not-the-password").get_run(known.info.run_id)
     assert refused.value.error_code == "UNAUTHENTICATED"
