@@ -30,6 +30,11 @@ import click
 from mlflow.exceptions import MlflowException
 from mlflow.server.auth.client import AuthServiceClient
 
+# An administrator's one-off calls wait for a busy server (each checks the admin's password hash, on one server
+# worker): 10 s, the timeout a training process inherits from parabit, failed here on a loaded 2-core machine.
+# MLflow reads the variable at each request.
+os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] = "120"
+
 WORKSPACE = "default"
 ROLES = {
     "read": ("reader", [("experiment", "*", "READ"), ("registered_model", "*", "READ")]),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import random
@@ -44,6 +45,27 @@ def free_port_block(nodes: int) -> int:
     raise RuntimeError("no free block of ports for the local cluster")
 
 
+def listening(pids: set[int]) -> set[str]:
+    """``address:port`` of every TCP socket in LISTEN state that one of ``pids`` holds (/proc/net/tcp, tcp6)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            targets = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:  # the process (a Ray worker) ended meanwhile, or a file descriptor closed
+            continue
+        inodes.update(target[8:-1] for target in targets if target.startswith("socket:["))
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                address, port = fields[1].split(":")
+                # The kernel prints the address as 32-bit words in host (little-endian) byte order.
+                packed = b"".join(bytes.fromhex(address[i:i + 8])[::-1] for i in range(0, len(address), 8))
+                found.add(f"{ipaddress.ip_address(packed)}:{int(port, 16)}")
+    return found
+
+
 @dataclass
 class Cluster:
     state: Path
@@ -63,9 +85,9 @@ class Cluster:
 
     def processes(self) -> dict[int, str]:
         """Every process of this cluster: the process groups in its pid files, and anything else started with its
-        Ray temp dir on the command line (Ray workers)."""
+        Ray temp dir on the command line (Ray workers; `-ww`: whole command lines, however long)."""
         groups = {int(p.read_text()) for p in self.state.glob("*.pid")}
-        listing = subprocess.run(["ps", "-eo", "pid=,pgid=,args="], capture_output=True, text=True).stdout
+        listing = subprocess.run(["ps", "-ww", "-eo", "pid=,pgid=,args="], capture_output=True, text=True).stdout
         found = {}
         for line in listing.splitlines():
             pid, pgid, args = line.split(None, 2)

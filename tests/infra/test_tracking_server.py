@@ -12,7 +12,6 @@ One cluster for the module; the tests run in file order, each reading what the o
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
 import re
 import secrets
@@ -36,7 +35,7 @@ from parabit.tracking.access import TrackingAccessDenied
 from parabit.tracking.registry import check_model_uri, pinned_model_uri
 
 from ..cluster_support import BIN
-from .local_cluster import LOCAL, Cluster, running_cluster, still_running
+from .local_cluster import LOCAL, Cluster, listening, running_cluster, still_running
 
 EDITOR, READER = "alice", "bob"
 TRAIN_JOB, SWEEP = "team-train", "team-sweep"
@@ -147,26 +146,6 @@ def shared(tmp_path_factory):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _listening(pids: set[int]) -> set[str]:
-    """``address:port`` of every TCP socket in LISTEN state that one of ``pids`` holds (/proc/net/tcp, tcp6)."""
-    inodes = set()
-    for pid in pids:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            target = os.readlink(fd) if fd.is_symlink() else ""
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-                address, port = fields[1].split(":")
-                # The kernel prints the address as 32-bit words in host (little-endian) byte order.
-                packed = b"".join(bytes.fromhex(address[i:i + 8])[::-1] for i in range(0, len(address), 8))
-                found.add(f"{ipaddress.ip_address(packed)}:{int(port, 16)}")
-    return found
-
-
 def _group(pgid: int) -> set[int]:
     listing = subprocess.run(["ps", "-eo", "pid=,pgid="], capture_output=True, text=True, check=True).stdout
     return {int(pid) for pid, group in (line.split() for line in listing.splitlines()) if int(group) == pgid}
@@ -178,8 +157,8 @@ def test_the_servers_listen_on_loopback_only(shared):
     Unix socket either."""
     state = shared.cluster.state
     postmaster = int((state / "postgres.pid").read_text())
-    assert _listening({postmaster}) == {f"127.0.0.1:{shared.postgres_port}"}
-    mlflow = _listening(_group(int((state / "mlflow.pid").read_text())))
+    assert listening({postmaster}) == {f"127.0.0.1:{shared.postgres_port}"}
+    mlflow = listening(_group(int((state / "mlflow.pid").read_text())))
     assert mlflow == {f"127.0.0.1:{shared.uri.rsplit(':', 1)[1]}"}
     sockets = [line.split()[-1] for line in Path("/proc/net/unix").read_text().splitlines()[1:]]
     assert not [path for path in sockets if path.endswith(f".s.PGSQL.{shared.postgres_port}")]
@@ -473,12 +452,15 @@ def test_a_backup_taken_while_a_job_logs_restores_into_an_empty_state_dir(shared
     editor.create_registered_model("parabit-backup-logger")
 
     def state() -> dict:
-        """What the test compares: every run with its status and metric history, every model version, the aliases."""
+        """What the test compares: every run with its status and metric history; this test's model versions and
+        aliases (the other tests of the module register and alias their own models in the same server)."""
         return {"runs": {run: (status, tuple(shared.sql("SELECT step, value FROM metrics WHERE run_uuid = %s "
                                                          "ORDER BY key, step", run)))
                          for run, status in shared.sql("SELECT run_uuid, status FROM runs")},
-                "versions": set(shared.sql("SELECT name, version, source, run_id FROM model_versions")),
-                "aliases": set(shared.sql("SELECT name, alias, version FROM registered_model_aliases"))}
+                "versions": set(shared.sql("SELECT name, version, source, run_id FROM model_versions "
+                                           "WHERE name LIKE %s", "parabit-backup%")),
+                "aliases": set(shared.sql("SELECT name, alias, version FROM registered_model_aliases "
+                                          "WHERE name LIKE %s", "parabit-backup%"))}
 
     logger = _Logger(editor, experiment_id, "parabit-backup-logger")
     logger.start()

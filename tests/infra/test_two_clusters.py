@@ -13,7 +13,7 @@ import pytest
 
 from parabit.paths import PROJECT_ROOT
 
-from .local_cluster import LOCAL, running_cluster
+from .local_cluster import LOCAL, listening, running_cluster
 
 
 def _lib_settings(tmp_path: Path, **env: str) -> dict[str, str]:
@@ -74,6 +74,10 @@ def test_stop_of_one_cluster_leaves_another_running(tmp_path):
         of_a, of_b = _started(a.processes()), _started(b.processes())
         assert of_a and of_b and not set(of_a) & set(of_b)
         assert _healthy(a) and _healthy(b)
+        for cluster in (a, b):  # the head's metrics servers at the cluster's own ports, not Ray's fixed ones
+            base = int(cluster.env["PARABIT_PORT_BASE"])
+            ports = {int(address.rsplit(":", 1)[1]) for address in listening(set(cluster.processes()))}
+            assert {base + 5, base + 6} <= ports and not {44217, 44227} & ports, sorted(ports)
 
         stopped = subprocess.run([str(LOCAL / "stop.sh")], env={**b.env, "PARABIT_CLUSTER_DIR": str(a.state)},
                                  capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT)
