@@ -27,10 +27,11 @@ HEAD_CPUS="${PARABIT_HEAD_CPUS:-1}"
 WORKER_CPUS="${PARABIT_WORKER_CPUS:-1}"
 # Two cores and a few GiB per user here: Ray's default (30% of memory per node) would reserve far too much.
 OBJECT_STORE_BYTES="${PARABIT_OBJECT_STORE_BYTES:-268435456}"
-# Ports: the head's GCS at BASE, its dashboard at BASE+1, its client server at BASE+2; node i (0 = head) gets a
-# block of 100 ports at BASE+100*(i+1): its agents at offsets 0-3, its raylet at a pair in 10-29 (the next pair each
-# time the node is started again, see start.sh), its Ray workers at 30-99. Distinct blocks are what let several
-# raylets share one machine.
+# Ports: the head's GCS at BASE, its dashboard at BASE+1, its client server at BASE+2, MLflow BASE+3, PostgreSQL
+# BASE+4, the head's autoscaler and dashboard metrics BASE+5 and BASE+6; node i (0 = head) gets a block of 100 ports
+# at BASE+100*(i+1): its agents at offsets 0-3, its raylet at a pair in 10-29 (the next pair each time the node is
+# started again, see start.sh), its Ray workers at 30-99. Distinct blocks are what let several raylets share one
+# machine. Nothing is fixed, so two clusters with different bases never meet.
 PORT_BASE="${PARABIT_PORT_BASE:-$(recorded PORT_BASE)}"
 PORT_BASE="${PORT_BASE:-26300}"
 [[ "$PORT_BASE" =~ ^[1-9][0-9]*$ ]] || { echo "[parabit-cluster] ERROR: the port base must be a number, got \
@@ -39,6 +40,8 @@ MLFLOW_PORT="$(setting "${PARABIT_MLFLOW_PORT:-}" MLFLOW_PORT $((PORT_BASE + 3))
 GCS_PORT="$PORT_BASE"
 DASHBOARD_PORT="$((PORT_BASE + 1))"
 CLIENT_PORT="$((PORT_BASE + 2))"
+AUTOSCALER_METRICS_PORT="$((PORT_BASE + 5))"
+DASHBOARD_METRICS_PORT="$((PORT_BASE + 6))"
 DASHBOARD_URL="http://127.0.0.1:$DASHBOARD_PORT"
 MLFLOW_URL="http://127.0.0.1:$MLFLOW_PORT"
 START_TIMEOUT="${PARABIT_START_TIMEOUT:-300}"  # generous: a loaded 2-core machine can take minutes

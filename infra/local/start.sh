@@ -67,7 +67,10 @@ GCS_ADDRESS="127.0.0.1:$GCS_PORT"
 # machine and fail with "Found multiple active Ray instances". No drain on SIGTERM: it exists for Ray Serve
 # replicas, and it made stop.sh wait 30 s per node. Each node's log monitor lists its log folder twice a second, not
 # 10 times (as a local Ray of parabit.ray_runtime: half its CPU once a node has started ~200 workers).
-ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0 RAY_LOG_MONITOR_MANY_FILES_THRESHOLD=0)
+# The head's autoscaler and dashboard metrics servers follow the port base (Ray fixes them at 44217 and 44227, where
+# a second cluster on the machine failed with "Address already in use").
+ray_env=(env "RAY_ADDRESS=$GCS_ADDRESS" RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0 RAY_LOG_MONITOR_MANY_FILES_THRESHOLD=0
+         "AUTOSCALER_METRIC_PORT=$AUTOSCALER_METRICS_PORT" "DASHBOARD_METRIC_PORT=$DASHBOARD_METRICS_PORT")
 
 # The tracking settings of this start: the flags, else those the last start recorded (a second start reuses its store).
 read_tracking_conf
