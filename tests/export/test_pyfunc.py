@@ -31,6 +31,31 @@ def test_saved_model_holds_no_pickle_and_predicts_like_the_embedder(tmp_path):
     np.testing.assert_allclose(predicted, embedder.encode(SENTENCES), rtol=1e-6, atol=1e-6)
 
 
+def test_the_models_code_is_one_archive_that_a_fresh_process_imports_parabit_from(tmp_path):
+    """A remote artifact store takes a model's files one request at a time: the package travels as one file, and a
+    process that loads the model runs the code in it (not whatever parabit it has installed)."""
+    import json
+    import subprocess
+    import sys
+
+    vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar".split()])
+    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 4, "options": {}}
+    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    folder = save_embedder_model(embedder, tmp_path / "model")
+
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert [f for f in files if f.startswith("code/")] == ["code/parabit.zip"]
+    assert len(files) <= 10, files
+    loads = ("import sys, mlflow, pandas as pd; model = mlflow.pyfunc.load_model(sys.argv[1]); "
+             "print(model.predict(pd.DataFrame({'text': ['a man plays guitar']})).tolist()); "
+             "print(sys.modules['parabit.embedder'].__file__)")
+    run = subprocess.run([sys.executable, "-c", loads, str(folder)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    vectors, module = run.stdout.strip().splitlines()[-2:]
+    np.testing.assert_allclose(json.loads(vectors), embedder.encode(["a man plays guitar"]), rtol=1e-6, atol=1e-6)
+    assert module == str(folder / "code" / "parabit.zip" / "parabit" / "embedder.py")
+
+
 def _imported_distributions(module_file: Path, package_dir: Path) -> set[str]:
     """The distributions whose modules loading ``module_file`` may import: its imports, at module level or inside a
     function (nltk's tokenizers are imported when a model's tokenizer is built), following parabit's own modules (and

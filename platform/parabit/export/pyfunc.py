@@ -4,7 +4,8 @@
 embedding per row; a model of several languages (e.g. ``parabit-encoder-bilingual``) also takes an optional ``lang``
 column (a language code per row, or empty to have it detected). The model carries the encoder weights, vocabulary
 and tokenizer settings (a transformer: its Hugging Face checkpoint folder, weights and tokenizer), and the ``parabit``
-code it needs (``code_paths``), so nothing else is required to use it. It is logged from code
+code it needs (``code_paths``: the package's sources as one archive, ``parabit.zip``), so nothing else is required to
+use it. It is logged from code
 (:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc model is still code that runs
 when loaded: load models from your own registry only.
 """
@@ -15,6 +16,7 @@ import importlib
 import json
 import logging
 import tempfile
+import zipfile
 from pathlib import Path
 
 import mlflow
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 MODEL_CODE = Path(__file__).with_name("model_code.py")
+CODE_ARCHIVE = "parabit.zip"  # model_code.py puts it on the import path by this name
 
 
 class EmbeddingModel(mlflow.pyfunc.PythonModel):
@@ -101,6 +104,19 @@ def _requirements(embedder=None) -> list[str]:
     return [f"{name}=={public_version(version(name))}" for name in dict.fromkeys(names)]
 
 
+def code_archive(folder: Path) -> Path:
+    """The ``parabit`` package's sources as one zip file in ``folder``, imported from directly (zipimport): a
+    remote artifact store takes a model's files one request at a time, each checked against the login, and the
+    package is some 220 files. Entries carry a fixed date, so the same sources give the same archive."""
+    archive = folder / CODE_ARCHIVE
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for source in sorted(PACKAGE_DIR.rglob("*.py")):
+            entry = zipfile.ZipInfo(str(Path(PACKAGE_DIR.name, source.relative_to(PACKAGE_DIR))))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            zipped.writestr(entry, source.read_bytes())
+    return archive
+
+
 def log_embedder(embedder, *, name: str = "model", registered_model_name: str | None = None):
     """Log ``embedder`` as a pyfunc model in the active MLflow run (and register it); returns the ModelInfo."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -110,7 +126,7 @@ def log_embedder(embedder, *, name: str = "model", registered_model_name: str | 
             name=name,
             python_model=str(MODEL_CODE),
             artifacts={"embedder": str(folder)},
-            code_paths=[str(PACKAGE_DIR)],
+            code_paths=[str(code_archive(Path(scratch)))],
             pip_requirements=_requirements(embedder),
             input_example=sample,
             signature=signature(embedder, sample),
@@ -138,7 +154,8 @@ def save_embedder_model(embedder, path: str | Path) -> Path:
     with tempfile.TemporaryDirectory() as scratch:
         folder = embedder.save(Path(scratch) / "embedder")
         mlflow.pyfunc.save_model(str(path), python_model=str(MODEL_CODE), artifacts={"embedder": str(folder)},
-                                 code_paths=[str(PACKAGE_DIR)], pip_requirements=_requirements(embedder))
+                                 code_paths=[str(code_archive(Path(scratch)))],
+                                 pip_requirements=_requirements(embedder))
     return Path(path)
 
 
