@@ -121,6 +121,8 @@ def cluster_can_grow() -> bool:
     with ``ray start`` on each node, runs Ray's read-only autoscaler, which only mirrors the nodes there are and names
     each node's type after the node itself; so does a cluster whose autoscaler has not reported yet (a few seconds
     after the head starts). Both autoscaler versions (``RAY_enable_autoscaler_v2``) are read."""
+    # Private (Ray 2.60, no public equivalent; `ray status` reads the same): how the read-only autoscaler names a
+    # node's type, and below the key of the v1 autoscaler's report.
     from ray.autoscaler._private.util import format_readonly_node_type
     from ray.autoscaler.v2.utils import is_autoscaler_v2
 

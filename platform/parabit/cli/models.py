@@ -41,7 +41,8 @@ def translate_test(config_path: str | None, overrides: dict) -> int:
     """Register the translate-test baseline: each sentence in the source language is translated into English by the
     engine, then encoded by the reader's English side (what a user without a bilingual model would do). Logged in an
     MLflow run, registered, and @champion pointed at its best version on Tatoeba dev."""
-    from parabit.export.translate_test import TranslateTestConfig, register_translate_test
+    from parabit.export.translate_test import TranslateTestConfig
+    from parabit.tracking.registry import register_translate_test
 
     click.echo(f"registered {register_translate_test(load(TranslateTestConfig, config_path, overrides))}")
     return 0

@@ -9,9 +9,9 @@ Tatoeba sentences of either language, docs/quality.md). Whatever reads Spanish i
 English champion.
 
 :class:`TranslateTestEmbedder` has the embedder interface (``encode``, ``save``, ``load``), so it is logged, registered
-(``parabit translate-test``, :func:`register_translate_test`, as ``parabit-translate-test``), evaluated and served like
-a trained model; serving it needs the Apertium packages where it runs (``sudo apt-get install apertium
-apertium-eng-spa``).
+(``parabit translate-test``, :func:`parabit.tracking.registry.register_translate_test`, as ``parabit-translate-test``),
+evaluated and served like a trained model; serving it needs the Apertium packages where it runs (``sudo apt-get
+install apertium apertium-eng-spa``).
 """
 
 from __future__ import annotations
@@ -132,23 +132,3 @@ class TranslateTestConfig(Config):
     register_as: str = Field(TRANSLATE_TEST_MODEL, min_length=1)
     promotion_dev_set: ClassVar[str] = "tatoeba-es-dev"
 
-
-def register_translate_test(config: TranslateTestConfig) -> str:
-    """Build the translate-test model of ``config``, log it in an MLflow run (the reader pinned to its version),
-    register it, and point ``@champion`` at its best version on dev; returns the registered version's URI."""
-    from parabit.config import to_dict
-    from parabit.export.pyfunc import load_embedder
-    from parabit.tracking import RunTracker, tags
-    from parabit.tracking.registry import check_model_uri, pinned_model_uri, promote_champion, register_model
-
-    reader = load_embedder(check_model_uri(config.reader))  # a reader that is not there: one line, naming it
-    embedder = TranslateTestEmbedder(reader, config.engine, config.options, config.source)
-    tracker = RunTracker(config.experiment, config.name, tags={tags.KIND: "baseline",
-                                                                         tags.RUN_NAME: config.name})
-    tracker.start()
-    with tracker.closing():
-        tracker.log_params({**to_dict(config), "reader_version": pinned_model_uri(config.reader)})
-        uri = register_model(config, tracker, embedder, registered_name=config.register_as)
-    if uri and uri.startswith("models:/"):
-        print(promote_champion(config.register_as))
-    return uri

@@ -21,8 +21,10 @@ from pathlib import Path
 import mlflow
 from mlflow.tracking import MlflowClient
 
+from parabit.config import to_dict
 from parabit.embedder import SentenceEmbedder
-from parabit.export.pyfunc import log_embedder, save_embedder_model
+from parabit.export.pyfunc import load_embedder, log_embedder, save_embedder_model
+from parabit.export.translate_test import TranslateTestConfig, TranslateTestEmbedder
 from parabit.paths import output_root
 from parabit.tracking import tags
 from parabit.tracking.lineage import command_line
@@ -250,3 +252,18 @@ def pinned_model_uri(model_uri: str, uri: str | None = None) -> str:
     uri = uri or tracking_uri()
     version = MlflowClient(uri, registry_uri=uri).get_model_version_by_alias(*match.groups()).version
     return f"models:/{match.group(1)}/{version}"
+
+
+def register_translate_test(config: TranslateTestConfig) -> str:
+    """Build the translate-test model of ``config``, log it in an MLflow run (the reader pinned to its version),
+    register it, and point ``@champion`` at its best version on dev; returns the registered version's URI."""
+    reader = load_embedder(check_model_uri(config.reader))  # a reader that is not there: one line, naming it
+    embedder = TranslateTestEmbedder(reader, config.engine, config.options, config.source)
+    tracker = RunTracker(config.experiment, config.name, tags={tags.KIND: "baseline", tags.RUN_NAME: config.name})
+    tracker.start()
+    with tracker.closing():
+        tracker.log_params({**to_dict(config), "reader_version": pinned_model_uri(config.reader)})
+        uri = register_model(config, tracker, embedder, registered_name=config.register_as)
+    if uri and uri.startswith("models:/"):
+        print(promote_champion(config.register_as))
+    return uri

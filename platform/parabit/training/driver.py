@@ -28,6 +28,7 @@ from ray.data import DataContext
 from ray.train import Checkpoint, CheckpointConfig, FailureConfig, LoggingConfig, RunConfig, UserCallback
 from ray.train import ScalingConfig as RayScalingConfig
 from ray.train.torch import TorchTrainer
+# Private (Ray 2.60, no public name): the variable Ray Train reads a worker group's start timeout from.
 from ray.train.v2._internal.constants import WORKER_GROUP_START_TIMEOUT_S_ENV_VAR
 from ray.train.v2.api.exceptions import ControllerError
 

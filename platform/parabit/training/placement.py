@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 
 import ray
+# Private (Ray 2.60, none of them public): the controller's callback interface and its states are how the watch sees
+# a run waiting for workers, and this error is what one placement attempt that timed out raises.
 from ray.train.v2._internal.exceptions import WorkerGroupStartupTimeoutError
 from ray.train.v2._internal.execution.callback import ControllerCallback
 from ray.train.v2._internal.execution.controller.state import TrainControllerStateType
