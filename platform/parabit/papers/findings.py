@@ -33,6 +33,7 @@ from parabit.papers.metrics import Metric
 
 MIN_SEEDS = 3
 PAR_TOLERANCE = 0.01  # "on par": within one point
+DEFAULT_MARGIN = 0.05  # a mean difference that decides a finding by its sign alone: five points of r or accuracy
 
 HOLDS = "holds"
 FAILS = "does not hold"
@@ -60,7 +61,7 @@ class Finding:
     metric: Metric | None = None
     paper: str = ""
     relation: Literal["greater", "not_worse"] = "greater"
-    margin: float = 0.05
+    margin: float = DEFAULT_MARGIN
     untestable: str | None = None
     fixed: tuple[float, float] | None = None
     reference: float | None = None
@@ -149,7 +150,7 @@ class Comparison:
         return f"{metric.format(self.mean, signed=True)}{spread} (n={len(self.differences)})"
 
 
-def verdict(differences: list[float], relation: str = "greater", margin: float = 0.05,
+def verdict(differences: list[float], relation: str = "greater", margin: float = DEFAULT_MARGIN,
             scale: float = 1.0) -> tuple[str, str]:
     """The verdict on per-seed differences (better − worse) and why (see the module docstring); numbers in the
     reason are shown times ``scale`` (the metric's display scale, e.g. 100 for percentages)."""

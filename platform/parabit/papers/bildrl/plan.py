@@ -31,7 +31,7 @@ from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.papers.cells import Group
 from parabit.papers.departures import Departure
-from parabit.papers.findings import PAR_TOLERANCE, Finding
+from parabit.papers.findings import DEFAULT_MARGIN, PAR_TOLERANCE, Finding
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
 from parabit.papers.tables import Entry, PaperTable, Row
@@ -39,7 +39,6 @@ from parabit.papers.tables import Entry, PaperTable, Row
 DIRECTIONS = ("en-es", "es-en", "fr-en")
 SINGLE = ("bow", "cnn", "gru", "att")
 ES_PAIR = ("en-es", "es-en")
-FINDING_MARGIN = Finding("").margin  # what a finding's difference must reach to decide alone
 LONG_EPOCHS = 100  # the paper trains up to 1000 epochs; a third of that is what one CPU core affords here
 # The paper's depth and a longer training, each tried on es-en (the smallest dictionary): group key suffix, the
 # change to the softmax cell's config, and its label.
@@ -671,7 +670,7 @@ class BilDRLPlan(PaperPlan):
         # Depth and epochs "fit only": each lever lifts the seen words by at least the findings' margin and the
         # held-out ones by less than a point.
         fit_only = base is not None and base_seen is not None and bool(levers) and all(
-            seen is not None and seen - base_seen >= FINDING_MARGIN and held - base < PAR_TOLERANCE
+            seen is not None and seen - base_seen >= DEFAULT_MARGIN and held - base < PAR_TOLERANCE
             for _, held, seen in levers)
         best = max(((value, group.key, d) for group in self.groups() for d in ES_PAIR
                     if (value := mean(group.key, p_at_1(d))) is not None), default=None)
