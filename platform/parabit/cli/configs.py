@@ -7,12 +7,11 @@ import json
 
 import click
 
-# kind -> "module:Class" of every config file a command reads.
-CONFIG_KINDS = {
-    "pairs": "parabit.recipes.pairs.config:PairsConfig",
-    "siamese": "parabit.recipes.siamese.config:SiameseConfig",
-    "bildrl": "parabit.recipes.bildrl.config:BilDRLConfig",
-    "bilingual": "parabit.recipes.bilingual.config:BilingualConfig",
+from parabit.recipes import RECIPES, recipe_class
+
+# kind -> "module:Class" of every config file a command reads other than a training run's: those are the recipes' own
+# (parabit.recipes.RECIPES), each kind named after its recipe, so a new recipe is a kind without an entry here.
+OTHER_KINDS = {
     "backtranslate": "parabit.backtranslation.config:PipelineConfig",
     "phrases": "parabit.phrases.config:PhrasesConfig",
     "mine": "parabit.mining.config:MineConfig",
@@ -25,10 +24,13 @@ CONFIG_KINDS = {
     "quality-plan": "parabit.quality:QualityPlan",
     "translate-test": "parabit.export.translate_test:TranslateTestConfig",
 }
+CONFIG_KINDS = sorted({*RECIPES, *OTHER_KINDS})
 
 
 def config_class(kind: str) -> type:
-    module, _, name = CONFIG_KINDS[kind].partition(":")
+    if kind in RECIPES:
+        return recipe_class(kind).config_class
+    module, _, name = OTHER_KINDS[kind].partition(":")
     return getattr(importlib.import_module(module), name)
 
 
@@ -38,7 +40,7 @@ def config() -> None:
 
 
 @config.command()
-@click.argument("kind", type=click.Choice(sorted(CONFIG_KINDS)))
+@click.argument("kind", type=click.Choice(CONFIG_KINDS))
 def schema(kind: str) -> int:
     """Print the JSON Schema of a kind of config (e.g. for an editor's YAML support)."""
     click.echo(json.dumps(config_class(kind).model_json_schema(), indent=1))
@@ -47,7 +49,7 @@ def schema(kind: str) -> int:
 
 @config.command()
 @click.argument("paths", nargs=-1, required=True, metavar="FILE...")
-@click.option("--kind", type=click.Choice(sorted(CONFIG_KINDS)), default=None,
+@click.option("--kind", type=click.Choice(CONFIG_KINDS), default=None,
               help="what the files are (default: a training config, whose `recipe:` names its kind)")
 def check(paths: tuple[str, ...], kind: str | None) -> int:
     """Check config files without running anything; prints one line per file (exit 2 on the first bad one)."""
