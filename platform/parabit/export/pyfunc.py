@@ -5,9 +5,8 @@ embedding per row; a model of several languages (e.g. ``parabit-encoder-bilingua
 column (a language code per row, or empty to have it detected). The model carries the encoder weights, vocabulary
 and tokenizer settings (a transformer: its Hugging Face checkpoint folder, weights and tokenizer), and the ``parabit``
 code it needs (``code_paths``: the package's sources as one archive, ``parabit.zip``), so nothing else is required to
-use it. It is logged from code
-(:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc model is still code that runs
-when loaded: load models from your own registry only.
+use it. It is logged from code (:mod:`parabit.export.model_code`), not pickled: loading it unpickles nothing. A pyfunc
+model is still code that runs when loaded: load models from your own registry only.
 """
 
 from __future__ import annotations
