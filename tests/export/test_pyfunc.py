@@ -16,11 +16,16 @@ from parabit.text.vocab import Vocabulary
 SENTENCES = ["a man plays a guitar", "the cat sleeps", ""]
 
 
+def _avg_embedder(words: str, dim: int) -> SentenceEmbedder:
+    """An untrained English AVG embedder over ``words``."""
+    vocab = Vocabulary([f"en:{w}" for w in words.split()])
+    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": dim, "options": {}}
+    return SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+
+
 def test_saved_model_holds_no_pickle_and_predicts_like_the_embedder(tmp_path):
     torch.manual_seed(0)
-    vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar the cat sleeps".split()])
-    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 8, "options": {}}
-    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    embedder = _avg_embedder("a man plays guitar the cat sleeps", dim=8)
 
     folder = save_embedder_model(embedder, tmp_path / "model")
 
@@ -38,9 +43,7 @@ def test_the_models_code_is_one_archive_that_a_fresh_process_imports_parabit_fro
     import subprocess
     import sys
 
-    vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar".split()])
-    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 4, "options": {}}
-    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    embedder = _avg_embedder("a man plays guitar", dim=4)
     folder = save_embedder_model(embedder, tmp_path / "model")
 
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
@@ -93,9 +96,7 @@ def test_saved_model_requires_public_versions_of_what_it_imports_and_nothing_els
 
     from parabit.export.pyfunc import MODEL_CODE, PACKAGE_DIR
 
-    vocab = Vocabulary([f"en:{w}" for w in "a man plays guitar".split()])
-    spec = {"encoder": "avg", "vocab_size": len(vocab), "dim": 4, "options": {}}
-    embedder = SentenceEmbedder(SentenceEmbedder.build_encoder(spec, sparse=False), spec, vocab, Tokenizer("regexp"))
+    embedder = _avg_embedder("a man plays guitar", dim=4)
     folder = save_embedder_model(embedder, tmp_path / "model")
 
     requirements = [Requirement(line) for line in (folder / "requirements.txt").read_text().split()]

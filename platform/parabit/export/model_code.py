@@ -9,9 +9,10 @@ import mlflow.models
 
 # The model's code is parabit's sources as one archive in the model's code folder, which MLflow puts on the import
 # path before running this file: the archive goes first, so the model runs the code it was logged with.
-_ARCHIVES = [Path(entry, "parabit.zip") for entry in sys.path if entry and Path(entry, "parabit.zip").is_file()]
-if _ARCHIVES and str(_ARCHIVES[0]) not in sys.path:
-    sys.path.insert(0, str(_ARCHIVES[0]))
+_ARCHIVE = next((str(Path(entry, "parabit.zip")) for entry in sys.path if entry and Path(entry, "parabit.zip").is_file()),
+                None)
+if _ARCHIVE and _ARCHIVE not in sys.path:
+    sys.path.insert(0, _ARCHIVE)
 
 from parabit.export.pyfunc import EmbeddingModel  # noqa: E402 (imported from the archive put first above)
 
