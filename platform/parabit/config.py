@@ -26,10 +26,11 @@ class ConfigError(ValueError):
 
 
 class Config(BaseModel):
-    """Base of every parabit configuration section: strict about keys, finite about numbers."""
+    """Base of every parabit configuration section: strict about keys, finite about numbers. A field's docstring
+    (the string right under it) is its description in the JSON Schema that ``parabit config schema`` prints."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, protected_namespaces=(),
-                              validate_default=True)
+                              validate_default=True, use_attribute_docstrings=True)
 
 
 class _ConfigFileMarker:

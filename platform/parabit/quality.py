@@ -36,10 +36,19 @@ class Column(Config):
     an evaluation report it shows (``benchmark``, ``subset``, ``metric``)."""
 
     name: str = Field(min_length=1)
+    """The column's key, which ``headline`` names. The STS mean reads the keys ``sts2012``…``sts2016`` and the seed row
+    the English columns' keys, so use those keys only for the scores they stand for."""
     label: str = Field(min_length=1)
+    """The column's header in the table."""
     benchmark: str = Field(min_length=1)
+    """The evaluation report's benchmark, e.g. ``sts2014``, ``sick``, ``tatoeba-es``; a row whose report lacks the
+    score shows ``–``."""
     subset: str = "mean"
+    """The benchmark's subset: ``mean`` (unweighted over an STS year's subsets, or a retrieval set's two
+    directions), ``wmean`` (an STS year weighted by pairs), ``test`` (SICK), or one subset's name."""
     metric: str = "pearson"
+    """The score: ``pearson`` or ``spearman`` for similarity, ``accuracy`` for retrieval, ``accuracy`` or ``f1`` for
+    MSRP."""
 
 
 # The English table: Pearson r on each STS year (the mean over its subsets) and SICK test.
@@ -58,8 +67,13 @@ class RecipeEntry(Config):
     is, in a few words, for the table."""
 
     config: str
+    """The training config file (any recipe: its ``recipe:`` key decides); a relative path is read from the project
+    folder."""
     set: dict[str, Any] = Field(default_factory=dict)
+    """Dotted overrides applied to ``config`` as ``--set`` would (e.g. ``optim.epochs: 3``); a ``name`` replaces the
+    run name ``<plan name>-<recipe name>``."""
     about: str = ""
+    """What the recipe is, in a few words: shown after its name in its trained row."""
 
 
 class DataStep(Config):
@@ -67,7 +81,11 @@ class DataStep(Config):
     its config file."""
 
     pipeline: Literal["backtranslate", "phrases"] = "backtranslate"
+    """The pipeline: ``backtranslate`` (back-translated and round-trip pairs) or ``phrases`` (phrase pairs and pivot
+    paraphrases)."""
     config: str
+    """The pipeline's config file (relative: in the project folder); its ``name`` is what recipes read as
+    ``pipeline:<name>``."""
 
 
 class QualityPlan(Config):
@@ -88,16 +106,36 @@ class QualityPlan(Config):
     English columns)."""
 
     name: str = Field("quality", pattern=r"^[^/\s]+$")
+    """The plan's name (no ``/`` or whitespace): recipes run as ``<name>-<recipe>``, its table sits between markers
+    named after it in ``document``, and its MLflow table run is ``<name>-table``."""
     data: list[DataStep] = Field(default_factory=list)
+    """Pipelines run (or reused when finished) before training, in order, each only when a recipe being trained reads
+    its output (``pipeline:<its name>`` in its ``data.path``)."""
     recipes: dict[str, RecipeEntry] = Field(min_length=1)
+    """The recipes by name (at least one), each two rows: its untrained start and the trained model. Every one's
+    config is loaded with the plan, so a typo fails at once."""
     champion: str
+    """The recipe (one of ``recipes``) that ``parabit champion`` trains, with its config's own seed, and promotes."""
     seeds: tuple[NonNegativeInt, ...] = Field((1, 2, 3), min_length=1)
+    """Training seeds every recipe runs with; its row shows their mean ± standard deviation. The config's own seed
+    keeps the plain run name, another seed ``s`` adds ``-seed<s>``."""
     document: str | None = Field(None, min_length=1)
+    """The markdown file the table goes into (relative: in the project folder), replacing the plan's previous table
+    and keeping the prose around it. None: the table is only printed and logged to MLflow."""
     columns: tuple[Column, ...] = Field(ENGLISH_COLUMNS, min_length=1)
+    """The score columns. Default: Pearson r on each STS year (the mean over its subsets) and on SICK test; the
+    five-year STS mean is always shown after them."""
     baselines: tuple[str, ...] = ("glove-mean", "glove-sif")
+    """Rows scored untrained, with the first recipe's ``evaluation``: built-in baseline encoders' names
+    (:data:`parabit.baselines.BASELINES`) or model URIs such as ``models:/parabit-encoder@champion``."""
     bar: str | None = "glove-sif"
+    """The baseline (one of ``baselines``) that a trained score must beat to be bold; None: nothing is bold."""
     seed_row: bool = True
+    """Show the seed paper's published row (Elgohary & Carpuat's J_bi on 3M bilingual phrase pairs) under the
+    baselines; it has scores for the English columns only."""
     headline: str | None = None
+    """The column (a ``name`` of ``columns``) that each recipe's gain over its untrained start is read on; None: the
+    five-year STS mean."""
 
     @property
     def headline_column(self) -> Column | None:

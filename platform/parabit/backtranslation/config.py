@@ -28,10 +28,19 @@ class SourceConfig(Config):
     ``limit`` keeps the first that many pairs."""
 
     format: Literal["tatoeba", "moses", "parquet"] = "tatoeba"
+    """The file layout: ``tatoeba`` (``english TAB foreign`` lines), ``moses`` (two line-aligned files) or
+    ``parquet`` (columns ``en`` and ``foreign``)."""
     path: str | None = None
+    """The file to read: for ``moses`` the English file, for ``parquet`` the table; for ``tatoeba`` optional (None:
+    the shipped Tatoeba file of ``lang``). Relative paths are under the data root (``$PARABIT_DATA``)."""
     foreign_path: str | None = None
+    """The foreign file whose line *i* translates line *i* of ``path``: required for ``moses``, refused otherwise."""
     lang: str = "es"
+    """The foreign side's language (ISO 639-1, e.g. ``es``); without ``path`` it picks the shipped Tatoeba file
+    (``es`` or ``fr``). In ``backtranslate`` mode it must be the source language of ``translation.direction``."""
     limit: PositiveInt | None = None
+    """Read only this many pairs from the start (None: all), counted before de-duplication: for ``tatoeba`` and
+    ``moses`` the pairs the reader accepts, for ``parquet`` rows (bad ones included)."""
 
     @model_validator(mode="after")
     def _paths(self):
@@ -61,13 +70,31 @@ class TranslationConfig(Config):
     on GPU nodes; 0 runs anywhere), and translate ``batch_size`` sentences at a time."""
 
     engine: str = "apertium"
+    """The translation engine: ``apertium`` (rule-based), ``marian-pt`` (offline neural en↔pt, CPU) or ``hf-marian``
+    (a Hugging Face Marian model folder you provide; the only one that reports the per-token costs that the
+    ``translation_cost`` filter scores)."""
     direction: str = "es-en"
+    """ISO 639-1 codes joined by ``-``: ``source-target`` in ``backtranslate`` mode (e.g. ``es-en``, the sources'
+    ``lang`` first), ``en-<pivot>-en`` in ``roundtrip`` mode (e.g. ``en-pt-en``)."""
     options: dict = Field(default_factory=lambda: {"mode": "spa-eng"})
+    """Keyword options of the engine's constructor (see the class docstring), checked when loaded. The default is
+    Apertium's Spanish→English mode: replace it with the engine or direction. Apertium without ``mode`` uses each
+    leg's own mode, which a round trip needs."""
     mode: Literal["backtranslate", "roundtrip"] = "backtranslate"
+    """``backtranslate``: the foreign side is translated into English; ``roundtrip``: the English reference goes to
+    the pivot language and back (the pivot text is kept in column ``pivot``)."""
     actors: PositiveInt = 1
+    """Translator actors working in parallel, each loading the engine once; fewer start when the cluster cannot hold
+    this many at ``cpus_per_actor`` and ``gpus_per_actor`` each."""
     cpus_per_actor: PositiveFloat = 0.5
+    """Logical Ray CPUs reserved per actor (fractions allowed); keep ``actors`` × this below the cluster's CPUs, as
+    the tasks that read the input need some too."""
     gpus_per_actor: NonNegativeFloat = 0
+    """GPUs reserved per actor (a fraction shares one GPU); 0 runs on any node. For a neural engine on GPU nodes,
+    with its ``device`` option."""
     batch_size: PositiveInt = 1000
+    """Sentences per actor call, at most an equal share of the input per actor so a small input keeps every actor
+    busy; not the engine's own batch (``options.batch_size`` of ``hf-marian``)."""
 
     @model_validator(mode="after")
     def _engine_can_translate(self):
@@ -103,8 +130,16 @@ class FilterConfig(Config):
     """One filter from ``parabit.filters.FILTERS`` with its constructor ``options`` and ``accept`` ``thresholds``."""
 
     name: str
+    """The filter: ``length``, ``length_ratio``, ``translation_cost``, ``ngram_overlap``, ``bleu``, ``lm``,
+    ``classifier``, ``teacher`` or ``bilingual`` (:data:`parabit.filters.FILTERS`)."""
     options: dict = Field(default_factory=dict)
+    """Keyword arguments of the filter's constructor (e.g. ``order: 2`` for ``ngram_overlap``); changing them
+    re-scores."""
     thresholds: dict = Field(default_factory=dict)
+    """Keyword thresholds of the filter's ``accept``: ``minimum``/``maximum`` (``min_tokens``/``max_tokens`` for
+    ``length``, ``max_ratio`` for ``length_ratio``, ``max_cost`` for ``translation_cost``); a NaN score fails any bound
+    that is set. Empty: the filter's own defaults (only ``length``, at least 1 token, and ``length_ratio``, at most
+    2.0, have any), else it only adds its score. Changing them re-runs only the selection."""
 
     @model_validator(mode="after")
     def _known_filter(self):
@@ -138,8 +173,15 @@ class ScoreConfig(Config):
     used for training pairs."""
 
     filters: tuple[FilterConfig, ...] = Field(default_factory=_default_filters)
+    """The filters, in order; a rejected pair's reason names the first whose thresholds it fails, and no two may write
+    the same column. Default: ``length`` (1–40 tokens), ``length_ratio`` (at most 2.0), unigram ``ngram_overlap`` (at
+    most 0.95), and bigram and trigram overlap, ``bleu``, ``lm`` and ``classifier`` scored without thresholds."""
     holdout_fraction: float = Field(0.05, gt=0, lt=1)
+    """Share of the pairs (in steps of 1/10,000, chosen by ``row_id``, the same ones every run) set aside to fit the
+    ``lm`` and ``classifier`` filters; they are rejected, so no training pair was seen by a model that scored it."""
     batch_size: PositiveInt = 2000
+    """Pairs per scoring batch, and per block of the input (one parallel scoring task each); the scores do not
+    depend on it."""
 
     @model_validator(mode="after")
     def _distinct_columns(self):
@@ -178,8 +220,12 @@ class SelectConfig(Config):
     differs from the reference) are sampled down to ``sample_size`` with ``seed`` (None keeps them all)."""
 
     sample_size: PositiveInt | None = 24_000
+    """Training pairs to keep, drawn at random from those that pass every check (all of them when fewer pass; None
+    keeps all); the others that passed are rejected as ``not sampled``."""
     seed: int = 13
+    """Seed of that draw: the same seed and scores select the same pairs, also in a re-run after a crash."""
     drop_identical: bool = True
+    """Reject pairs whose back-translation equals the reference, ignoring case: they teach no paraphrase."""
 
 
 class PipelineConfig(Config):
@@ -189,13 +235,26 @@ class PipelineConfig(Config):
     (:mod:`parabit.data.heldout`), so nothing made from them reaches training; ``keep`` (the default) ingests all."""
 
     name: str = Field("backtranslate", pattern=r"^[^/\s]+$")
+    """The pipeline's name (no ``/`` or whitespace): its MLflow run's name, its default output folder, and how a
+    training config names its pairs (``data.path: pipeline:<name>``)."""
     output_dir: str | None = None
+    """Where the stages write; None: ``<output root>/pipelines/<name>``, the only folder that ``pipeline:<name>``
+    references find. A relative path is taken from the current directory."""
     experiment: str = "parabit-pipelines"
+    """The MLflow experiment of the pipeline's run (one per execution; one that a killed execution left running is
+    taken over)."""
     sources: tuple[SourceConfig, ...] = Field(default_factory=lambda: (SourceConfig(),))
+    """The bitext inputs (at least one, with distinct file names since row ids hash them), read in order into one
+    table in which a repeated pair is kept once. Default: the shipped Tatoeba en–es file."""
     translation: TranslationConfig = Field(default_factory=TranslationConfig)
+    """How each pair's English paraphrase is made: engine, direction, and the actors that run it."""
     score: ScoreConfig = Field(default_factory=ScoreConfig)
+    """The filters that score every pair, and the held-out share that fits the learned ones."""
     select: SelectConfig = Field(default_factory=SelectConfig)
+    """Which scored pairs become training pairs."""
     heldout: HeldoutSetting = "keep"
+    """``exclude``: ingest rejects every pair that shares a sentence with the held-out evaluation sets (Tatoeba es–en
+    test and dev, newstest2012); ``keep`` ingests all, as runs did before those sets existed."""
 
     @model_validator(mode="after")
     def _consistent(self):

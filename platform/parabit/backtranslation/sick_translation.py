@@ -40,13 +40,25 @@ class SICKTranslationConfig(Config):
     Output under ``output`` (default ``<output_root>/pipelines/<name>``)."""
 
     name: str = Field("sick-es", pattern=r"^[^/\s]+$")
+    """The translation's name (no ``/`` or whitespace): its MLflow run's name (experiment ``parabit-pipelines``) and
+    its default output folder, which evaluation and training configs name as ``pipeline:<name>/translate``."""
     lang: str = "es"
+    """The language SICK is translated into (ISO 639-1); the engine must translate ``en`` into it, and every row
+    records it."""
     engine: str = "apertium"
+    """The translation engine (``apertium``, ``marian-pt`` or ``hf-marian``, as in the back-translation pipeline)."""
     options: dict = Field(default_factory=lambda: {"mode": "eng-spa"})
+    """Keyword options of the engine's constructor, checked when loaded. The default is Apertium's English→Spanish
+    mode: replace it with ``lang`` or ``engine``."""
     splits: tuple[str, ...] = ("train", "trial", "test")
+    """The SICK splits to translate: some of ``train``, ``trial`` and ``test`` (at least one)."""
     max_pairs_per_split: PositiveInt | None = None
+    """Translate only each split's first this many pairs, for tests and quick looks (None: every pair)."""
     batch_size: PositiveInt = 1000
+    """Distinct sentences per call of the engine."""
     output: str | None = None
+    """The output folder, the stage being its ``translate/`` (None: ``<output root>/pipelines/<name>``); a relative
+    path is taken from the current directory."""
 
     @field_validator("splits")
     @classmethod

@@ -27,12 +27,25 @@ class EvaluationConfig(Config):
     translated (cross-lingual SICK)."""
 
     sts_years: tuple[int, ...] = STS_BENCHMARK_YEARS
+    """The STS years to score, some of 2012–2016 (each year's test sets, as the seed tables report); empty skips
+    STS."""
     sick: bool = True
+    """Score SICK relatedness: Pearson and Spearman of cosine similarity on the 4,927 test pairs."""
     msrp: bool = True
+    """Score MSRP paraphrase classification: accuracy and F1 of a classifier fitted on frozen embeddings of the
+    training pairs."""
     also: tuple[Literal["untrained", "shared_unknown"], ...] = ()
+    """Variants of the run's model to run the same suite on, each logged under its name: ``untrained`` (the model
+    training started from) and ``shared_unknown`` (unknown words read as the one shared row; recipe ``pairs`` only)."""
     bitext_retrieval: tuple[Literal[RETRIEVAL_SETS], ...] = ()
+    """Held-out English–Spanish sets on which each sentence's translation is retrieved by cosine nearest neighbour,
+    both ways: ``tatoeba-es`` (1,000 Tatoeba test pairs) and ``newstest2012-es`` (out of domain)."""
     sick_translated: str | None = None
+    """The SICK translation that ``parabit translate-sick`` made, scored as ``sick-es`` (both sentences translated):
+    ``pipeline:<name>/translate`` or its folder (a relative path is read from the project folder); None skips it."""
     sick_cross: bool = False
+    """Also score cross-lingual SICK (``sick-en-es``: sentence A in English, B translated); needs
+    ``sick_translated``."""
 
     @field_validator("sts_years")
     @classmethod

@@ -124,11 +124,23 @@ class TranslateTestConfig(Config):
     models')."""
 
     name: str = Field("translate-test-es", pattern=r"^[^/\s]+$")
+    """The name of the MLflow run that logs the model (no ``/`` or whitespace), also on its registered versions and
+    on the local folder it is saved to when the tracking store cannot be reached."""
     reader: str = "models:/parabit-encoder-bilingual@champion"
+    """The bilingual static model that tells each sentence's language and encodes the English: a model URI (an alias
+    is logged as the version it points at) or an embedder folder; it must read English and ``source``."""
     engine: str = "apertium"
+    """The translation engine (``apertium``, ``marian-pt`` or ``hf-marian``) that turns ``source`` sentences into
+    English; serving the model needs it installed where it runs."""
     options: dict = Field(default_factory=lambda: {"mode": "spa-eng"})
+    """Keyword options of the engine's constructor; the default is Apertium's Spanish→English mode."""
     source: str = "es"
+    """The language translated (ISO 639-1): sentences detected (or given) in it are translated to English first;
+    English ones are encoded as written."""
     experiment: str = Field("parabit-bilingual", min_length=1)
+    """The MLflow experiment of the run; the default is the bilingual models', whose runs it is compared with."""
     register_as: str = Field(TRANSLATE_TEST_MODEL, min_length=1)
+    """The registered model the run's model becomes a version of; ``@champion`` then points at its version with the
+    best ``promotion_dev_set`` score."""
     promotion_dev_set: ClassVar[str] = "tatoeba-es-dev"
 

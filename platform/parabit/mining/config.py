@@ -19,9 +19,14 @@ class MineSide(Config):
     in language ``lang``; Moses XML escapes are undone unless ``unescape`` is off; ``limit``: its first lines only."""
 
     path: str
+    """The pile: a text file of one sentence per line; a relative path is under the data root (``$PARABIT_DATA``)."""
     lang: str
+    """The pile's language (ISO 639-1), in which the model reads every sentence of it; the model must read it."""
     unescape: bool = True
+    """Undo Moses XML escapes (``&apos;``, ``&amp;``, ...) in each line; turn it off for raw text, where ``&`` is
+    literal."""
     limit: PositiveInt | None = None
+    """Read only the file's first this many lines (None: all); the empty or over-long ones among them are rejected."""
 
     @property
     def file(self) -> Path:
@@ -45,17 +50,36 @@ class MineConfig(Config):
     exactly-once stage, so a re-run resumes after the last complete one; one MLflow run in ``experiment``."""
 
     name: str = Field("mine", pattern=r"^[^/\s]+$")
+    """The mining's name (no ``/`` or whitespace): its MLflow run's name and its default output folder."""
     output_dir: str | None = None
+    """Where the stages write; None: ``<output root>/pipelines/<name>``, the only folder that ``pipeline:<name>``
+    references find. A relative path is taken from the current directory."""
     experiment: str = "parabit-pipelines"
+    """The MLflow experiment of the mining's run (one per execution; one that a killed execution left running is
+    taken over)."""
     model: str = DEFAULT_MODEL
+    """The bilingual model: ``models:/NAME@ALIAS``, ``models:/NAME/VERSION``, ``runs:/...``, a pyfunc model folder or
+    an embedder folder. An alias is read as the version it points at when the run starts, so the piles are embedded
+    again after it moves."""
     source: MineSide
+    """One pile (e.g. the Spanish sentences): the ``source_line`` and ``source_text`` of the pairs."""
     target: MineSide
+    """The other pile (e.g. the English sentences): the ``target_line`` and ``target_text`` of the pairs."""
     k: PositiveInt = 4
+    """Nearest neighbours on the other side whose mean cosine is a sentence's neighbourhood in the ratio margin (the
+    margin's denominator); a candidate pair is always a sentence with its single nearest neighbour."""
     threshold: PositiveFloat | None = None
+    """The least ratio margin of a kept pair (None: keep every pair the greedy matching takes); a margin above 1
+    stands out from both sentences' neighbourhoods. Pairs below it are rejects."""
     actors: PositiveInt = 2
+    """Embedding actors in the Ray Data pool, each loading the model once."""
     cpus_per_actor: PositiveFloat = 0.5
+    """Logical Ray CPUs reserved per embedding actor (fractions allowed)."""
     batch_size: PositiveInt = 5000
+    """Sentences per embedding call, and per Ray Data block."""
     query_block: PositiveInt = 4096
+    """Sentences whose neighbours are searched at a time: memory grows as this × the other pile's sentences; the
+    pairs do not depend on it."""
 
     @property
     def output_path(self) -> Path:

@@ -46,22 +46,55 @@ class ReproduceConfig(Config):
     the document shows the papers not run here from the ledger only when their section is given too."""
 
     name: str = Field("repro", pattern=r"^[^/\s]+$")
+    """Prefix of every cell's run name (`<name>-<paper>-<group>-s<seed>`) and of the output folder
+    `<outputs>/reproduction/<name>/`; `quick` makes it `<name>-quick`. No slash or whitespace."""
     papers: tuple[str, ...] = PAPERS
+    """The seed papers to run, in this order: `bao`, `elgohary`, `wieting`, `bildrl` (default: all four). Each needs
+    its section below; the document still shows the others from the ledger where their section is given."""
     repeats: PositiveInt = 3
+    """Training seeds per group that a finding compares (3: enough to tell a small difference from seed noise);
+    groups only shown in a table train with the first seed alone."""
     first_seed: NonNegativeInt = 1
+    """The first training seed; the seeds are `first_seed` … `first_seed + repeats - 1`."""
     quick: bool = False
+    """A smoke run: every paper's small slices and 1 epoch, only the groups of its first finding, run names and
+    output folder suffixed `-quick` so its cells never stand in for real ones (`--quick` sets it)."""
     experiment: str = Field("parabit-reproduction", min_length=1)
+    """The MLflow experiment of every cell and of the reproduction's parent runs (Elgohary's J_bi sweeps and
+    Wieting's back-translation pipelines log to it too)."""
     document: str | None = None
+    """Where the Markdown document goes (relative: in the project folder); its figures go to the folder of the same
+    name beside it. None: `<outputs>/reproduction/<prefix>/reproduction.md` (`parabit reproduce` puts the
+    checkout's committed document here for a full run)."""
     ledger: str | None = None
+    """The results ledger's folder, one `<paper>.jsonl` each (relative: in the project folder); cells recorded there
+    are read, not trained again. None: `<outputs>/reproduction/<prefix>/ledger/` (`parabit reproduce` puts the
+    checkout's committed ledger here for a full run)."""
     parallel: PositiveInt | Literal["auto"] = "auto"
+    """How many cells train at once. `auto`: as many as the cluster's GPUs, or CPUs, hold (one CPU kept for Ray
+    Data, except for cells in process: one per CPU); a number: at most that many."""
     allow_dirty: bool = False
+    """Write records to a ledger inside the checkout from a working tree whose tracked files differ from its commit
+    (the records and the document say so). False: such a run refuses to start, so every record names real code."""
     keep_checkpoints: bool = False
+    """Keep each trained cell's Ray Train checkpoints after its run has finished. False: they are removed (the run
+    and the record hold its numbers; an Elgohary cell's checkpoints take about 400 MB)."""
     cells_in_process: bool = True
+    """Train a cell of one CPU worker in the process that runs it rather than in a Ray Train worker group of its
+    own (about 20 s less per cell); what a cell trains, and its digest, stay the same."""
     checkpoint_every: PositiveInt = 5
+    """Each cell's checkpoint interval in epochs (its last epoch always has one): a killed cell trains at most the
+    epochs since its last checkpoint again. Not part of a cell's digest."""
     bao: BaoSettings | None = None
+    """Bao et al. (2018)'s section: its config files and settings. None: the paper cannot run (nor be shown)."""
     elgohary: ElgoharySettings | None = None
+    """Elgohary & Carpuat (2017)'s section: its config files and settings. None: the paper cannot run (nor be
+    shown)."""
     wieting: WietingSettings | None = None
+    """Wieting et al. (2017)'s section: its config files and settings. None: the paper cannot run (nor be shown)."""
     bildrl: BilDRLSettings | None = None
+    """Chen et al. (2019, BilDRL)'s section: its config folder and settings. None: the paper cannot run (nor be
+    shown)."""
 
     @field_validator("papers")
     @classmethod

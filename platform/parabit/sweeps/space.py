@@ -39,27 +39,47 @@ class SearchSettings(Config):
     so a small sample still covers each of them."""
 
     algorithm: Literal["grid", "random", "optuna"] = "random"
+    """``grid``: every point of the space once; ``random``: ``num_samples`` distinct points drawn with ``seed``;
+    ``optuna``: Optuna proposes ``num_samples`` trials one by one from the results so far."""
     num_samples: PositiveInt = 12
+    """Trials of ``random`` search (at most the number of distinct points) and of ``optuna``; ``grid`` ignores it.
+    ``--num-samples`` overrides it."""
     stratify: tuple[str, ...] = ()
+    """``random`` only: parameters (without ``depends_on``) each combination of whose values gets an equal share of the
+    draws, so a small sample still covers each of them. Empty: plain random draws."""
     max_concurrent_trials: PositiveInt = 2
+    """Trials that train at once, each with the base config's workers and resources; on a cluster that cannot grow
+    the sweep refuses to start when they do not all fit."""
     metric: str = "dev_score"
+    """The per-epoch metric that trials are compared by (Optuna, ASHA, and the best trial by its last report): a
+    dev-data score, never a test score. ``dev_score``: the recipe's score on its ``dev`` set."""
     mode: Literal["max", "min"] = "max"
+    """Whether a higher (``max``) or lower (``min``) ``metric`` is better, e.g. ``min`` for a loss."""
     seed: int = 0
+    """Seed of the ``random`` draws and of Optuna's sampler (not the trials' training seed): the same seed draws the
+    same trials."""
 
 
 class SchedulerSettings(Config):
     """ASHA early stopping on the per-epoch metric (``fifo``: none). ``grace_period`` is in epochs."""
 
     name: Literal["asha", "fifo"] = "asha"
+    """``asha``: stop the trials that fall behind at each rung; ``fifo``: every trial trains all its epochs."""
     grace_period: PositiveInt = 1
+    """Epochs every trial trains before ASHA may stop it."""
     reduction_factor: int = Field(2, ge=2)
+    """At each rung (epochs ``grace_period`` × powers of this) ASHA lets a trial go on only when its metric is among
+    the best 1/``reduction_factor`` recorded there."""
 
 
 class ConditionalValues(Config):
     """Values of a parameter that depend on another parameter's value."""
 
     depends_on: str
+    """The dotted config field of the parameter (itself one of the space's ``parameters``) whose value picks the
+    values."""
     values: dict[Any, list]
+    """The values to choose from for each value of ``depends_on``: every value it can take needs an entry."""
 
 
 class SpaceFile(Config):
@@ -68,12 +88,24 @@ class SpaceFile(Config):
     its folder, which a resumed sweep reads); ``all`` keeps every trial's."""
 
     name: str = Field(pattern=r"^[^/\s]+$")
+    """The sweep's name (no ``/`` or whitespace): its folder ``<output root>/sweeps/<name>``, its MLflow runs and its
+    trials' names (``<name>-<trial id>``). Running the same name again resumes the sweep; ``--name`` overrides it."""
     base_config: str
+    """The training config every trial starts from (any recipe: its ``recipe:`` key decides); a relative path is read
+    from the project folder."""
     fixed: dict[str, Any] = Field(default_factory=dict)
+    """Dotted training-config fields set for every trial (e.g. ``optim.epochs: 5``), on top of ``base_config``; not
+    one of the searched ``parameters``. ``--set`` adds to them."""
     search: SearchSettings = Field(default_factory=SearchSettings)
+    """How trials are chosen and how many run at once."""
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    """Early stopping of the trials that fall behind (ASHA), or none."""
     parameters: dict[str, list | ConditionalValues] = Field(min_length=1)
+    """The searched dotted training-config fields (at least one): each a list of values to choose from, or
+    ``{depends_on, values}`` for values that depend on another parameter's value."""
     keep_checkpoints: Literal["best", "all"] = "best"
+    """``best``: once the best trial is registered, remove the other trials' checkpoints (a failed trial's are kept,
+    for a resume); ``all``: keep every trial's."""
 
 
 @dataclass

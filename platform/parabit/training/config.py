@@ -33,13 +33,26 @@ class OptimConfig(Config):
     """
 
     name: Literal["adam", "adagrad", "sgd"] = "adam"
+    """The optimiser: Adam, Adagrad or plain SGD. Row-sparse word tables get its sparse-aware variant
+    (`RowSparseAdam` for `adam`), the other parameters the dense one."""
     lr: PositiveFloat = 0.001
+    """Learning rate of every optimiser of the run (word tables and dense parameters alike); constant, no schedule."""
     batch_size: int = Field(100, ge=2, description="at least 2: negatives come from the batch")
     epochs: PositiveInt = 5
+    """Epochs to train: passes over each worker's shard, or slices of `pairs_per_epoch` pairs. A re-run of the same
+    `name` with more epochs continues from its last checkpoint."""
     amsgrad: bool = False
+    """The AMSGrad variant of Adam (Chen et al. 2019) for the dense parameters (not the row-sparse word tables); only
+    with `name: adam`."""
     clip_norm: PositiveFloat | None = None
+    """Clip the total gradient norm of the dense parameters to this value each step (row-sparse word tables are not
+    clipped); null: no clipping."""
     accumulation_steps: PositiveInt = 1
+    """Batches per optimiser step, their gradients averaged: a step learns from `batch_size × accumulation_steps ×
+    workers` pairs, while the in-batch negatives still come from one batch of `batch_size`."""
     pairs_per_epoch: PositiveInt | None = None
+    """Pairs per worker in an epoch, in a seeded order that runs on across epochs, so a large pair set trains in
+    slices, each ending with a dev score and a checkpoint; null: an epoch is one pass over the worker's shard."""
 
     @model_validator(mode="after")
     def _amsgrad_is_adam(self):
@@ -49,7 +62,8 @@ class OptimConfig(Config):
 
 
 class ScalingSettings(Config):
-    """Ray Train workers. On a 2-core machine keep ``cpus_per_worker × num_workers`` below 2 so Ray Data has a CPU.
+    """Ray Train workers. The workers leave a whole CPU of the cluster to Ray Data: on a 2-core machine
+    ``cpus_per_worker × num_workers`` is at most 1 (a run asking more is refused before it starts).
 
     ``use_gpu``: one GPU per worker, NCCL between them (fails at start if the cluster has too few GPUs and cannot grow).
     ``mixed_precision``: bfloat16 autocast on GPU (recurrences, and similarities that pick negatives or feed a
@@ -79,14 +93,35 @@ class ScalingSettings(Config):
     """
 
     num_workers: PositiveInt | tuple[PositiveInt, PositiveInt] = 1
+    """Ray Train workers: a number, or `[min, max]` for elastic training (starts with as many as fit, at least `min`;
+    goes on with fewer when a node is lost, grows back up to `max`). `optim.batch_size` is per worker."""
     placement_timeout_s: PositiveFloat = 600.0
+    """Seconds the run waits for room for its workers (at least `min`) at the start or after a lost node before it
+    ends (resumable); on an autoscaling cluster, the time new nodes take to join. A wait for room that other work
+    holds is not bounded."""
     use_gpu: bool = False
+    """One GPU per worker, NCCL between workers; the run fails at start if the cluster has too few GPUs and cannot
+    grow."""
     cpus_per_worker: PositiveFloat = 1.0
+    """CPUs Ray reserves for each worker (fractions allowed). The workers must leave a whole CPU of the cluster to
+    Ray Data: on 2 cores, `cpus_per_worker × num_workers` at most 1."""
     mixed_precision: bool = False
+    """bfloat16 autocast of the forward passes (recurrences, and similarities that pick negatives or feed a softmax,
+    stay float32); needs `use_gpu: true`."""
     resources_per_worker: dict[str, NonNegativeFloat] = Field(default_factory=dict)
+    """Custom Ray resources each worker needs besides its CPUs (and GPU), e.g. `{train_slot: 1}` to place at most one
+    worker on each node that offers one slot; empty: none."""
     gradient_exchange: Literal["sparse_rows", "dense"] = "sparse_rows"
+    """`sparse_rows`: word tables get row-sparse gradients, and workers all-gather the rows each touched (bytes grow
+    with the batch, not the vocabulary). `dense`: dense table gradients (the dense optimiser, even with one
+    worker), whole tables all-reduced as DDP does; only for comparison."""
     torch_threads: PositiveInt | None = None
+    """Intra-op threads of each worker's torch; null: the whole CPUs of `cpus_per_worker`, at least 1. More threads
+    than reserved CPUs can pay off: a transformer on 2 cores trains faster on 2 threads while its worker reserves 1."""
     in_process: bool = False
+    """Train the one worker in the calling process (Ray Train's local mode): no worker group to start (about 20 s a
+    run; how `parabit reproduce` trains its cells). One CPU worker only, never restarted: a failure ends the run, and
+    the same command resumes it."""
 
     @property
     def elastic(self) -> bool:
@@ -129,7 +164,10 @@ class TrackingConfig(Config):
     """MLflow experiment, and the registry name of the exported model (empty: do not register)."""
 
     experiment: str = Field("parabit", min_length=1)
+    """The MLflow experiment the run is logged in (recipes other than `pairs` default to their own, e.g.
+    `parabit-bildrl`)."""
     register_as: str = "parabit-encoder"
+    """The model-registry name the run's exported encoder is registered under; empty: not registered."""
 
 
 class TrainingConfig(Config):
@@ -151,15 +189,30 @@ class TrainingConfig(Config):
     section_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
 
     recipe: str
+    """The recipe that trains the run: `pairs`, `siamese`, `bildrl`, `bilingual` or `transformer`
+    (`parabit.recipes.RECIPES`); a config file without it is a `pairs` run."""
     name: str = Field(pattern=r"^[^/\s]+$", description="a run name without '/' or spaces")
     seed: NonNegativeInt = 1
+    """Seeds the model's initialisation, each epoch's batch order (per worker) and the recipe's sampling (negatives,
+    row samples)."""
     optim: OptimConfig = Field(default_factory=OptimConfig)
+    """Optimiser, learning rate, batch size per worker, epochs, clipping and gradient accumulation."""
     scaling: ScalingSettings = Field(default_factory=ScalingSettings)
+    """Where the run trains: Ray Train workers and their CPUs, GPUs and threads (a re-run may change it)."""
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    """The MLflow experiment and the model-registry name (a re-run may change them)."""
     selection: Literal["last", "best"] = "last"
+    """Which epoch's model is evaluated and exported: `last`, or `best` (highest `dev_score`; with a recipe that
+    reports no dev score, the last)."""
     max_failures: int = Field(2, ge=-1)
+    """How often Ray Train restarts killed workers from the last checkpoint before the run fails; `-1`: without limit,
+    `0`: never (a run `in_process` is never restarted)."""
     storage_path: str | None = None
+    """Folder of the run's checkpoints (`<storage_path>/<name>`) and run record (relative: from the current folder);
+    null: `<outputs>/ray_results`. On a multi-node cluster, shared storage."""
     checkpoint_every: PositiveInt = 1
+    """A checkpoint every that many epochs, and after the last (a word table and its optimiser state: hundreds of MB,
+    about a second); a resumed run trains the epochs since its last checkpoint again, to the same numbers."""
 
     @model_validator(mode="before")
     @classmethod

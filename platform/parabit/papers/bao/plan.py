@@ -31,10 +31,20 @@ class BaoSettings(Config):
     of every split and one epoch."""
 
     sick_config: ConfigFile
+    """The SICK EN training YAML (recipe `siamese`) that every SICK group starts from, the model variant and length
+    set per group; its `data.max_length` is Table I's length. A relative path is read from the project folder."""
     msrp_config: ConfigFile
+    """The MSRP training YAML (recipe `siamese`) of Table I's MSRP columns, the model variant set per group; trained
+    only when `msrp` is on. A relative path is read from the project folder."""
     lengths: tuple[PositiveInt, ...] = TABLE2_LENGTHS
+    """Table II's maximum sentence lengths in tokens, one column each (the paper's 15, 20, 25): the four models
+    on SICK EN cut at each, `sick_config`'s own length reusing Table I's cells. The finding that a short cut hurts
+    compares the two shortest."""
     msrp: bool = True
+    """Also train the four models on MSRP (Table I's MSRP columns and the two MSRP attention findings); false: SICK
+    EN only."""
     quick_pairs: PositiveInt = 200
+    """With `--quick`: the first this many pairs of every split (train, dev, test), trained one epoch."""
 
 
 class BaoPlan(PaperPlan):

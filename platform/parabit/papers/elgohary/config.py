@@ -48,29 +48,70 @@ class ReproductionConfig(Config):
     reproduction (:mod:`parabit.papers.elgohary.plan`)."""
 
     name: str = Field("elgohary", pattern=r"^[^/\s]+$")
+    """Prefix of the run names :func:`train_config` gives (`<name>-<condition>-<objective>`); a reproduction renames
+    every cell (`<prefix>-elgohary-<group>-s<seed>`). No slash or whitespace."""
     phrases_config: ConfigFile
+    """The `phrases` pipeline's config (a `PhrasesConfig` YAML) whose phrase table and pivot paraphrases the
+    `bilingual_phrases` and `pivot_paraphrases` conditions train on; the pipeline runs first when one of them is on."""
     base_config: ConfigFile
+    """The training YAML (recipe `pairs`) every cell starts from, before `common`, `jbi` / `jpa` and the condition's
+    own settings are applied."""
     europarl_phrases_config: ConfigFile | None = None
+    """A `phrases` pipeline config whose only source is the Europarl sample: the `data` ablation's bilingual phrases.
+    Needed only with that ablation; None: no such pipeline."""
     conditions: tuple[Condition, ...] = ("bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb")
+    """Table 3's training data, a column per objective each: `bilingual_sentences` (bitext sentence pairs),
+    `bilingual_phrases` (the phrase table of `phrases_config`), `pivot_paraphrases` (its English paraphrases by
+    pivoting) and `ppdb` (PPDB lexical paraphrase pairs)."""
     objectives: tuple[Objective, ...] = ("jbi", "jpa")
+    """Table 3's objectives: `jbi` (the paper's eq. 1: a margin over k random negatives) and `jpa` (Wieting et al.'s
+    margin over in-batch negatives). Table 5, the ablations and the J_bi sweeps need `jbi`."""
     max_pairs: PositiveInt | None = 20_000
+    """Training pairs of every condition, a seeded sample of the same size for each, so conditions compare at equal
+    data (a condition with fewer keeps all). None: every pair of every condition."""
     condition_pairs: dict[Condition, PositiveInt] = Field(default_factory=dict)
+    """Per-condition sample sizes that replace `max_pairs` for those conditions (e.g. `bilingual_phrases: 1000000`,
+    the paper's 1M of a larger table); empty: `max_pairs` for all."""
     epochs: PositiveInt = 10
+    """Training epochs of every cell (the base config's `optim.epochs` is replaced)."""
     common: dict = Field(default_factory=lambda: {
         "evaluation.msrp": False, "dev": "sts2012-train-smteuroparl", "tracking.register_as": "",
         "data.sources": ["tatoeba", "europarl"]})
+    """Dotted overrides (as `--set`) of every cell, J_bi and J_pa, applied over `base_config`: the default turns MSRP
+    evaluation off, scores the paper's dev set (STS 2012 SMT-europarl train) each epoch, registers no model and
+    reads Tatoeba and Europarl bitext."""
     jbi: dict = Field(default_factory=lambda: {
         "objective.distance": "euclidean", "objective.margin": 1.0, "objective.regularization": 1.0e-3,
         "objective.negatives": 15, "optim.batch_size": 25})
+    """Dotted overrides of every J_bi cell, after `common`: the default is Euclidean δ = 1, λ = 1e-3, k = 15,
+    batch 25. A condition tuned by the plan's `jbi_sweep` takes the sweep's choice over these (the `tuning`
+    ablation keeps them)."""
     jpa: dict = Field(default_factory=lambda: {
         "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
         "objective.regularization": 0.0, "optim.batch_size": 100})
+    """Dotted overrides of every J_pa cell, after `common`: the default is Wieting et al.'s cosine margin 0.4 with
+    MAX in-batch negatives, no regularisation, batch 100."""
     analyses: tuple[Literal["undertrained", "memorisation", "sizes"], ...] = ("undertrained", "memorisation", "sizes")
+    """The paper's analyses: `undertrained` (Table 4: test tokens each condition's pairs leave undertrained, no
+    training), `memorisation` (Table 5: J_bi retrained without pairs sharing a bigram with SICK test), `sizes`
+    (Table 6: bilingual phrases, J_bi, at each of `size_pairs`). Empty: Table 3 alone."""
     size_pairs: tuple[PositiveInt, ...] = (500_000, 1_000_000, 1_900_000, 3_000_000)
+    """Table 6's numbers of bilingual phrase pairs, paired in order with the paper's 0.5M, 1M, 1.9M and 3M columns
+    (a fifth and later are not used); a size beyond the table trains on all of it. With `bilingual_sentences` on,
+    the number of its pairs is a further column (the paper's equal-size comparison)."""
     ablations: tuple[Ablation, ...] = ()
+    """Departures from the paper measured on the J_bi bilingual sentences and phrases by training (for
+    `unknown_words`, evaluating) the other choice; the class text says what each switches. Empty: none. `data`
+    needs `europarl_phrases_config`."""
     pruned_min_count: PositiveInt = 2
+    """The `pruning` ablation's phrase table leaves out pairs extracted fewer than this many times (1 would prune
+    nothing; the paper's table is unpruned)."""
     stated: dict[Condition, dict] = Field(default_factory=dict)
+    """Per condition, the J_bi choices the paper states, as dotted overrides (e.g. `objective.negatives` at the top
+    of the grid): every J_bi cell of the condition trains with them and its sweep keeps them pinned."""
     contested: dict[Condition, dict] = Field(default_factory=dict)
+    """Per condition, the paper's other reading of a stated choice it contradicts elsewhere (overrides of keys in
+    `stated` only): swept and re-scored the same way, and trained as the `reading` ablation."""
 
     @model_validator(mode="after")
     def _contested_only_where_stated(self):

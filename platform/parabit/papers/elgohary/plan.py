@@ -122,10 +122,19 @@ class ElgoharySettings(Config):
     one epoch, no analyses or ablations."""
 
     config: ConfigFile
+    """The paper's reproduction config (a :class:`~parabit.papers.elgohary.config.ReproductionConfig` YAML):
+    conditions, objectives, settings, analyses, ablations. A relative path is read from the project folder."""
     jbi_sweep: ConfigFile | None = None
+    """A sweep space (`parabit sweep --space` YAML) run on the paper's dev set once per J_bi condition, whose best
+    point sets that condition's J_bi cells, as the paper tuned each condition. None: no sweep, the config's `jbi`."""
     rescore: NonNegativeInt = 0
+    """How many of each sweep's best points (the best of each optimiser among them) are retrained at the cells' own
+    scale, first seed, and compared on dev, since a rank at the sweep's proxy scale need not hold; 0: the sweep's own
+    best point."""
     quick_pairs: PositiveInt = 2000
+    """With `--quick`: training pairs of each condition (one epoch, no sweep, analyses or ablations)."""
     quick_conditions: tuple[Condition, ...] = ("bilingual_sentences", "ppdb")
+    """With `--quick`: the conditions trained, in place of the config's; the default needs no phrase pipeline."""
 
 
 class ElgoharyPlan(PaperPlan):

@@ -37,8 +37,14 @@ class FilterSpec(Config):
     windows open above (below)."""
 
     name: str
+    """A filter of `parabit.filters.FILTERS` (e.g. `length_ratio`, `ngram_overlap`, `bleu`, `lm`, `classifier`), as in
+    the back-translation pipeline's `score.filters`."""
     options: dict = Field(default_factory=dict)
+    """The filter's constructor options (e.g. `order: 1` for `ngram_overlap`); empty: its defaults."""
     windows: tuple[Window, ...]
+    """The score windows the threshold sweep tries, one trial each: `[lower, upper]` quantiles of the filter's score
+    over the scored pairs (0 ≤ lower < upper ≤ 1; null: open; a filter with only a lower or upper threshold takes
+    the other side open). `--quick` takes the middle window, untuned."""
 
     @model_validator(mode="after")
     def _bounds_exist(self):

@@ -53,13 +53,23 @@ class AlignedSpaceConfig(Config):
     ``max_tokens`` per sentence in EM; ``procrustes``: apply the dictionary-fitted orthogonal map."""
 
     lang: Literal["es", "fr"] = "es"
+    """The foreign language of the space (its English rows are GloVe's); the reproduction sets it per space."""
     sources: tuple[Literal["tatoeba", "europarl"], ...] = ("tatoeba", "europarl")
+    """The bitext the foreign rows are learned from: Tatoeba and the Europarl v7 training excerpt (Tatoeba read first,
+    whatever the order given)."""
     min_count: PositiveInt = 2
+    """Occurrences in the bitext a word needs to get a row (an English word must also be one of GloVe's)."""
     iterations: PositiveInt = 5
+    """EM iterations of IBM Model 1, which estimates t(English word | foreign word)."""
     top_translations: PositiveInt = 10
+    """A foreign row is the t-weighted mean of the GloVe vectors of this many of its likeliest English translations."""
     max_tokens: PositiveInt = 40
+    """Tokens kept of each sentence, on both sides, for the word counts and EM; the rest is cut."""
     max_pairs: PositiveInt | None = None
+    """Only the first this many sentence pairs (Tatoeba's, then Europarl's); null: every pair."""
     procrustes: bool = True
+    """Apply to the foreign rows the orthogonal map fitted on MUSE pairs (BLI test words and BilDRL's held-out pool
+    removed first); false: the projected rows as they are."""
 
 
 def bitext(config: AlignedSpaceConfig, tokenizer: Tokenizer) -> tuple[list[list[str]], list[list[str]]]:

@@ -58,14 +58,29 @@ class DictionaryBuildConfig(Config):
         "es": str(output_root() / "ray_results" / "bildrl-embeddings-en-es"),
         "fr": str(output_root() / "ray_results" / "bildrl-embeddings-en-fr"),
     })
+    """Foreign language → its bilingual space (a training run folder or an embedder folder); a defined word must be one
+    of its rows. Default: the J_bi spaces of `jobs/configs/bildrl/embeddings_*.yaml` under `<outputs>/ray_results`."""
     test_words: PositiveInt = 500
+    """Defined words held out per direction (each with one test definition), drawn from the held-out pool as `split`
+    says; the build fails if the pool has too few."""
     seed: int = 7
+    """Seeds the `strict` draw of test words, the `authors` split's first-or-second coin, and the paraphrase set's
+    sample of synsets and choice of negatives."""
     split: Literal["strict", "authors"] = "strict"
+    """`strict` (the paper's text): a seeded draw, no test word or test definition in training. `authors` (the
+    authors' code): the most frequent words, test pairs kept in training and each word's lines repeated."""
     paraphrase_concepts: PositiveInt = 3000
+    """WordNet synsets sampled for the en-es paraphrase set, each giving one positive and one negative pair (a synset
+    whose neighbours all share it gives neither)."""
     neighbours: PositiveInt = 15
+    """A negative pair's Spanish definition belongs to one of this many nearest English words (in the space, among the
+    en-es dictionary's words) of the synset's lemma; neighbours that share the synset are skipped."""
     paraphrase_split: tuple[PositiveFloat, PositiveFloat, PositiveFloat] = (0.70, 0.05, 0.25)
+    """Train, dev and test fractions of the paraphrase set, split by synset; they must sum to 1."""
     translation_batch: PositiveInt = 2000
+    """English definitions per Apertium call when translating them into Spanish for en-es."""
     output_dir: str | None = None
+    """Where the stages are written; null: `<outputs>/bildrl/data` (`$PARABIT_OUTPUT`, else the project's `outputs`)."""
 
     @field_validator("paraphrase_split")
     @classmethod
@@ -85,9 +100,13 @@ class DictionaryModelConfig(Config):
     ``max_tokens``: definition length."""
 
     encoder: Literal["bow", "cnn", "gru", "att"] = "att"
+    """The definition encoder: bag-of-words, convolutional, GRU, or GRU with attention (the paper's four)."""
     hidden: PositiveInt = 200
+    """Units of the encoder's output and of the head's first affine layer."""
     layers: PositiveInt = 1
+    """Stacked recurrent layers of the `gru` and `att` encoders; `bow` and `cnn` ignore it."""
     max_tokens: PositiveInt = 15
+    """Tokens of a definition the encoder reads, in training and at evaluation; the rest is cut."""
 
 
 class JointConfig(Config):
@@ -96,11 +115,20 @@ class JointConfig(Config):
     ``alignment_weight`` × the bag-of-words alignment loss on the same pairs. Off unless ``enabled``."""
 
     enabled: bool = False
+    """Joint learning: train the word table with the encoder, adding the skip-gram and alignment losses; off, the table
+    stays frozen and the other fields of this section do nothing."""
     skipgram_weight: PositiveFloat = 0.1
+    """Weight of the skip-gram loss (of both sides of a bitext batch) added to each step's dictionary loss."""
     alignment_weight: PositiveFloat = 0.1
+    """Weight of the bag-of-words alignment loss (squared distance between a pair's mean word vectors) added to each
+    step's dictionary loss."""
     window: PositiveInt = 3
+    """Skip-gram context: a word predicts the words up to this many positions away on either side."""
     negatives: PositiveInt = 5
+    """Skip-gram noise words per (word, context) pair, drawn uniformly from the words of the sentence's language."""
     bitext_pairs: PositiveInt = 20000
+    """Tatoeba pairs of the run's language (a seeded sample) the joint losses train on; each step draws a batch of
+    `optim.batch_size` of them."""
 
 
 class BilDRLConfig(TrainingConfig):
@@ -130,19 +158,41 @@ class BilDRLConfig(TrainingConfig):
                         "tracking": {"experiment": "parabit-bildrl", "register_as": ""}}
 
     recipe: Literal["bildrl"] = "bildrl"
+    """The recipe, `bildrl` for this config."""
     name: str = Field("bildrl-att-fr-en", pattern=r"^[^/\s]+$")
+    """The run's name, without `/` or spaces: a re-run of the same name resumes it."""
     directions: tuple[Direction, ...] = ("fr-en",)
+    """`<word language>-<definition language>`: one direction, or two of one space (`en-es` and `es-en`) trained as one
+    multi-task model with shared parameters; `en-en` is the monolingual baseline."""
     data_dir: str | None = None
+    """Folder of the built dictionaries (the build config's `output_dir`); null: `<outputs>/bildrl/data`."""
     space: str | None = None
+    """The bilingual space the definitions map onto (a run or embedder folder), the one the dictionaries were built on;
+    null: the build config's default space of the run's language (an `en-en` run must set it)."""
     max_train_rows: PositiveInt | None = None
+    """Training rows per direction: a seeded sample of the rows of words that are not test words (the rows of test
+    words that the `authors` split puts in training are kept as well); null: all."""
     model: DictionaryModelConfig = Field(default_factory=DictionaryModelConfig)
+    """The definition encoder and its two affine layers onto the word vectors."""
     joint: JointConfig = Field(default_factory=JointConfig)
+    """Joint learning of the word table with skip-gram and bag-of-words alignment (Chen et al. §3.3); off by default."""
     paraphrase: bool = True
+    """Also score en-es bilingual paraphrase identification at the end; only for runs on the Spanish space (en-es,
+    es-en), ignored by the others."""
     evaluate_on: tuple[Direction, ...] = ()
+    """Further directions whose held-out words are retrieved at the end, untrained (an `en-en` mono baseline on the
+    `es-en` test words); their dictionaries must be in `data_dir`. Empty: the trained directions only."""
     loss: Literal["l2", "softmax"] = "l2"
+    """`l2`: the paper's squared distance to the word's vector. `softmax`: cross-entropy over the words of the word's
+    language by cosine at `temperature`, offered because L2 leaves held-out words near chance here."""
     temperature: PositiveFloat = 0.05
+    """What the cosines are divided by in `loss: softmax` (ignored with `l2`): lower sharpens the softmax."""
     evaluate_seen: NonNegativeInt = 0
+    """Also retrieve the words of this many training rows per direction (a seeded sample), as `<direction>/seen/*`:
+    fitting beside generalising; 0: off."""
     balance: Literal["none", "equal"] = "none"
+    """How a multi-task run weighs its directions: `none`, each with its own rows (the larger decides most updates);
+    `equal`, each brought to the largest's size by repeating its rows, so neither result hangs on the other's size."""
 
     @model_validator(mode="after")
     def _one_space(self):

@@ -40,10 +40,22 @@ class PairSource(Config):
 
     condition: Literal["bilingual_sentences", "ppdb", "pairs_parquet", "bilingual_phrases",
                        "pivot_paraphrases"] = "bilingual_sentences"
+    """Where the pairs come from: `bilingual_sentences` (the shipped English–`lang` bitext of `sources`), `ppdb`
+    (PPDB lexical paraphrases, both sides English), or the parquet `path` of a file condition: `pairs_parquet`,
+    `bilingual_phrases` (a `parabit phrases` phrase table) or `pivot_paraphrases` (its pivot paraphrases)."""
     lang: str = "es"
+    """The foreign language of `bilingual_sentences` (`es` or `fr`, the shipped bitext); the other conditions ignore
+    it and take each pair's language from the file (English where it names none)."""
     sources: tuple[Literal["tatoeba", "europarl", "newstest", "newstest2013"], ...] = BITEXT_SOURCES
+    """The bitext `bilingual_sentences` reads, one after another: `tatoeba`, `europarl` (the Europarl v7 excerpt),
+    `newstest` (newstest2012 and 2013) or `newstest2013` alone, which keeps the held-out newstest2012 unseen."""
     path: str | list[str] | None = None
+    """A file condition's pairs: a parquet file or folder, `pipeline:<name>` (a back-translation pipeline's selected
+    pairs) or `pipeline:<name>/<stage>`, or a list of them read in order as one set (relative paths: from the project
+    folder). Required by the file conditions; must be left unset for `bilingual_sentences` and `ppdb`."""
     min_pair_count: PositiveInt = 1
+    """`bilingual_phrases` only: phrase pairs extracted fewer times than this (the table's `count` column) are left
+    out; 1 keeps every pair, as Moses does."""
 
     @model_validator(mode="after")
     def _path_for_files(self):
@@ -93,19 +105,44 @@ class DataConfig(PairSource):
     """
 
     more: list[PairSource] = Field(default_factory=list)
+    """Further pair sources (each with the fields `condition`, `lang`, `sources`, `path`, `min_pair_count`) whose
+    pairs join this section's own source as one training set; empty: this section's source alone."""
     max_pairs: PositiveInt | None = None
+    """Train on a sample of this many pairs (seeded by `seed`), drawn after duplicates and rejected pairs are
+    removed; null: every pair."""
     max_tokens: PositiveInt = 40
+    """Tokens kept per sentence, on either side: longer sentences are cut, in training and in the exported model."""
     min_count: PositiveInt = 1
+    """Words that occur fewer times than this in their language's training text are left out of the vocabulary
+    (read as the unknown word); 1 keeps every word."""
     max_words_per_language: PositiveInt | None = None
+    """At most this many words per language in the vocabulary, the most frequent (ties alphabetically); null: no
+    limit."""
     tokenizer: TokenizerName = "regexp"
+    """How text is split into words: `regexp` (Penn-Treebank-like splits at regular-expression speed), or nltk's
+    `toktok`, `treebank` or `wordpunct`. The exported model tokenises the same way."""
     lowercase: bool = True
+    """Lower-case text before tokenising (the exported model does too); `model.init: glove` needs it."""
     seed: int = 13
+    """Seeds the data's samples: `max_pairs`, `component_sentences` and `teacher_sentences` (the model's
+    initialisation follows the run's own `seed`)."""
     drop_bigrams_of: tuple[Literal["sick"], ...] = ()
+    """Evaluation sets no training pair may share a word bigram with (on its English sides): `sick`, the SICK test
+    sentences (Elgohary & Carpuat's memorisation check); empty: no pair is dropped for this."""
     glove_words: NonNegativeInt = 0
+    """Also add to the English vocabulary the words among this many most frequent GloVe words that it lacks, so a
+    test word the pairs lack still starts from its GloVe vector (with `model.init: glove`); 0: none."""
     component_sentences: PositiveInt = 50_000
+    """How many distinct English training sentences (a seeded sample) `model.components` is fitted on."""
     teacher_sentences: NonNegativeInt = 0
+    """How many distinct English training sentences (a seeded sample) the teacher encodes for
+    `objective.distillation` (needs the extra `parabit[teacher]`); 0: no teacher pass."""
     teacher_contextual: bool = False
+    """The teacher's pass over the `teacher_sentences` (so set them too) also keeps each word's contextual vectors,
+    which `model.contextual` blends into the distilled word vectors."""
     heldout: HeldoutSetting = "keep"
+    """`exclude` leaves out (as rejected) every pair that shares a sentence with the held-out evaluation sets
+    (Tatoeba es–en test and dev, newstest2012); `keep` reads every pair, as before those sets existed."""
 
     @field_validator("teacher_sentences")
     @classmethod
@@ -156,20 +193,48 @@ class ModelConfig(Config):
     """
 
     encoder: str = "avg"
+    """The sentence encoder, a name of `parabit.encoders.ENCODERS`: `avg` (word averaging), `gran`, `lstm`,
+    `bilstm`, `attentive_lstm`, `gru`, `attentive_gru`, `cnn` or `linear_bow` (`transformer` has its own recipe)."""
     dim: PositiveInt = 300
+    """Dimension of the word vectors: 50 with `init: glove`, at most 384 with `init: distilled`."""
     init: Literal["random", "glove", "distilled"] = "random"
+    """How the word table starts: `random` (N(0, `init_std`²)), `glove` (GloVe 6B 50d for English words) or
+    `distilled` (each English word encoded alone by the teacher, reduced to `dim` by PCA)."""
     foreign_init: Literal["random", "muse"] = "random"
+    """With `init: glove` or `distilled`: `muse` starts each foreign word at the mean English vector of up to 3 of
+    its MUSE translations (test words excluded); `random` draws it from N(0, `init_std`²)."""
     teacher_actors: PositiveInt = 2
+    """`init: distilled` only: how many Ray actors (one CPU each) encode the words the teacher's word cache lacks."""
     init_std: PositiveFloat = 1.0
+    """Standard deviation of the randomly drawn rows (all with `init: random`; words without a pre-trained vector
+    otherwise) and of `unknown_words: own` rows; 1.0, as in `nn.Embedding`, scored better than 0.1 here."""
     sparse: bool = True
+    """Row-sparse word-table gradients, a step touching only the batch's rows (for the averaging models); only
+    with `scaling.gradient_exchange: sparse_rows`, the default."""
     weighting: Literal["none", "sif"] = "none"
+    """`avg` only: `sif` scales each word's vector by `sif_a / (sif_a + p(w))` before pooling, in training and in
+    the exported model; `none`: every word counts alike."""
     sif_a: PositiveFloat = 1e-3
+    """SIF's `a` (`weighting: sif`): a smaller `a` down-weights frequent words more; `p(w)` comes from GloVe's
+    frequency rank, or from the training text for words GloVe lacks."""
     learn_weights: bool = False
+    """With `weighting: sif`: train the word weights along with the word vectors, starting from SIF's; false keeps
+    them fixed."""
     components: NonNegativeInt = 0
+    """`avg` only: how many common directions are removed from every sentence vector (fitted on
+    `data.component_sentences` before training and after every epoch); 0: none. Fewer than `dim`."""
     options: dict = Field(default_factory=dict)
+    """Further keyword options of the encoder class, e.g. `pooling: sum` for Hermann & Blunsom's additive
+    composition; empty: the class's defaults."""
     contextual: float = Field(0.0, ge=0.0, le=1.0)
+    """With `init: distilled`: the weight of a word's mean contextual vector against its vector encoded alone, before
+    the PCA; 0: encoded alone, 1: the contextual mean alone (Wada et al. 2025)."""
     contextual_min_count: PositiveInt = 1
+    """A word takes its contextual vector (`contextual`) only if it occurs at least this many times in the teacher's
+    sentences; rarer words keep their vector encoded alone."""
     unknown_words: Literal["shared", "own"] = "shared"
+    """How the exported model encodes a word its vocabulary lacks: `shared`, the language's one unknown-word row;
+    `own` (`avg` only), a row of its own from N(0, `init_std`²), seeded by the run's seed and the word."""
 
     @field_validator("encoder")
     @classmethod
@@ -231,16 +296,32 @@ class ObjectiveConfig(Config):
     """
 
     name: str = "jbi"
+    """The pair objective: `jbi` (J_bi, a hinge against random in-batch negatives) or `jpa` (J_pa, a cosine margin
+    against in-batch negatives chosen by `sampling`)."""
     margin: PositiveFloat = 1.0
+    """δ, by which a pair must be closer than its negatives (in `distance` for J_bi, in cosine for J_pa): the default is
+    for J_bi; Wieting et al. take 0.4 for J_pa."""
     distance: Literal["euclidean", "cosine"] = "euclidean"
+    """J_bi only: `euclidean` (squared, ‖a − b‖²) or `cosine` (1 − cos)."""
     negatives: PositiveInt = 1
+    """J_bi only: k, random negatives per pair and side, drawn from the batch's other pairs (with replacement)."""
     sampling: Literal["max", "mix", "rand"] = "max"
+    """J_pa only: each sentence's negative among the batch's other sentences: `max` the most cosine-similar (the
+    hardest), `rand` a random one, `mix` either with probability ½."""
     regularization: NonNegativeFloat = 0.0
+    """λ, the weight of the word-table regulariser on the rows a batch uses; 0: none."""
     regularization_kind: Literal["l2", "l2_to_init"] = "l2"
+    """`l2`: λ/2·‖W‖² (Elgohary & Carpuat); `l2_to_init`: λ·‖W − W_init‖², which keeps a copy of the initial table
+    in memory (Wieting et al.)."""
     distillation: NonNegativeFloat = 0.0
+    """The weight of the distillation loss added to J_bi / J_pa (needs `data.teacher_sentences`); 0: none."""
     distillation_batch: PositiveInt = 100
+    """How many of the teacher's sentences each step draws (without replacement) for the distillation loss."""
     distillation_loss: str = "similarity_distillation"
+    """`similarity_distillation`: the mean squared difference of the student's and teacher's cosine matrices;
+    `similarity_kl`: each sentence's softmax over its similarities, the student's fitted to the teacher's."""
     distillation_temperature: PositiveFloat = 0.05
+    """`similarity_kl` only: the softmax temperature of the similarities; lower sharpens the distributions."""
 
     @field_validator("name")
     @classmethod
@@ -274,12 +355,20 @@ class PairsConfig(TrainingConfig):
     ``selection: best`` picks the epoch by."""
 
     recipe: Literal["pairs"] = "pairs"
+    """The recipe that trains this config: always `pairs`."""
     name: str = Field("avg-jbi-bilingual-sentences", pattern=r"^[^/\s]+$")
+    """The run's name, without `/` or spaces: a run of the same name resumes from its last checkpoint."""
     data: DataConfig = Field(default_factory=DataConfig)
+    """The training pairs and how they become token ids."""
     model: ModelConfig = Field(default_factory=ModelConfig)
+    """The encoder and how its word table starts."""
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    """The pair objective, its regulariser and any distillation loss."""
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    """The benchmarks the selected model is scored on after training."""
     dev: str = "sts2016"
+    """The development set scored after every epoch, a name of `parabit.evaluation.dev.DEV_SETS`; its score is
+    `dev_score`, which sweeps optimise and `selection: best` picks the epoch by."""
 
     @field_validator("dev")
     @classmethod

@@ -37,14 +37,26 @@ class SiameseDataConfig(Config):
     """
 
     task: Literal["sick", "msrp"] = "sick"
+    """``sick``: relatedness 1–5 (train, trial as dev, test); ``msrp``: paraphrase 0/1 (train minus a held-out dev
+    split, test)."""
     language: Literal["en", "es", "en-es"] = "en"
+    """SICK only: ``en`` (the original), ``es`` (both sentences from the translated SICK) or ``en-es`` (cross-lingual:
+    sentence A English, B Spanish). MSRP is ``en``."""
     translated_path: str = "pipeline:sick-es/translate"
+    """The translated SICK, read for ``language`` ``es`` and ``en-es``: a ``pipeline:`` stage under ``$PARABIT_OUTPUT``
+    (by default where ``jobs/translate_sick.py`` writes it) or a folder relative to the project."""
     max_length: PositiveInt = 25
+    """Tokens kept per sentence, the rest cut (Bao et al. tune it over 15, 20 and 25)."""
     dev_fraction: float = Field(0.1, gt=0.0, lt=1.0)
+    """MSRP only: the share of the training pairs held out (seeded) as the dev set."""
     max_pairs_per_split: PositiveInt | None = None
+    """Only the first this many pairs of each split, dev and test included (quick runs, tests); null: all."""
     tokenizer: TokenizerName = "regexp"
+    """The word tokenizer: ``regexp`` (Penn-Treebank-like splits) or nltk's ``toktok``, ``treebank``, ``wordpunct``."""
     lowercase: bool = True
+    """Lower-case the text before tokenising; ``model.init: glove`` needs it (GloVe 6B words are lower-cased)."""
     seed: int = 13
+    """Seeds the MSRP dev split (unused for SICK)."""
 
     @model_validator(mode="after")
     def _msrp_is_english(self):
@@ -69,12 +81,22 @@ class SiameseModelConfig(Config):
     """
 
     variant: Literal["sialstm", "siabilstm", "attsialstm", "attsiabilstm"] = "attsialstm"
+    """The shared encoder: ``sialstm`` (LSTM, last state), ``siabilstm`` (BiLSTM, last states), ``attsialstm`` /
+    ``attsiabilstm`` (LSTM / BiLSTM with attention pooling)."""
     hidden_size: PositiveInt = 50
+    """LSTM units per direction (a bidirectional variant's sentence vector has twice as many); 50 in the paper."""
     dim: PositiveInt = 50
+    """Dimension of the word vectors: 50 with ``init: glove`` (GloVe 6B 50d), the space's own with ``init: space``."""
     init: Literal["glove", "space", "random"] = "glove"
+    """Where the word table starts: ``glove`` (GloVe 6B 50d, English words only), ``space`` (the rows of the embedder at
+    ``space``) or ``random``."""
     space: str | None = None
+    """With ``init: space``: the parabit embedder whose ``en:``/``es:`` rows start the table, a ``models:/`` or
+    ``runs:/`` URI or a folder (an embedder, or a run's: its newest checkpoint)."""
     init_std: PositiveFloat = 0.5
+    """Standard deviation of the N(0, σ²) start of words the initial vectors lack (every word with ``init: random``)."""
     train_embeddings: bool = False
+    """Fine-tune the word table with the encoder; off keeps the initial vectors fixed, as MaLSTM does."""
 
     @model_validator(mode="after")
     def _init_needs(self):
@@ -104,10 +126,16 @@ class SiameseConfig(TrainingConfig):
                         "tracking": {"experiment": "parabit-siamese", "register_as": ""}}
 
     recipe: Literal["siamese"] = "siamese"
+    """The recipe that trains this config: ``siamese``."""
     name: str = Field("siamese-sick-en-attsialstm", pattern=r"^[^/\s]+$")
+    """The run's name (no ``/`` or spaces): re-running with the same name resumes its last checkpoint and MLflow run."""
     data: SiameseDataConfig = Field(default_factory=SiameseDataConfig)
+    """The labelled pairs: task, language, tokenisation and length cut."""
     model: SiameseModelConfig = Field(default_factory=SiameseModelConfig)
+    """The shared Siamese encoder and its initial word vectors."""
     selection: Literal["last", "best"] = "best"
+    """Which epoch's model is tested: ``best`` on ``dev_score`` (Pearson r on SICK trial, accuracy on the MSRP dev
+    split), or ``last``."""
 
     @model_validator(mode="after")
     def _glove_is_english(self):

