@@ -47,7 +47,7 @@ SMALL = ["--set", "model.dim=32", "--set", "evaluation.sts_years=[2016]", "--set
 TRAIN = ("python", "jobs/train.py", "--config", "jobs/configs/bilingual_sentences.yaml", "--set", f"name={TRAIN_JOB}",
          "--set", "data.max_pairs=20000", "--set", "optim.epochs=2", "--set", "tracking.experiment=team",
          "--set", f"tracking.register_as={TRAIN_MODEL}", *SMALL)
-# What the training run's worker logs when its first call fails (parabit.tracking.run_tracker).
+# What the training run's worker logs when its first call fails (parabit.tracking.outage).
 UNAVAILABLE = re.compile(r"MLflow tracking store http://127\.0\.0\.1:\d+ unavailable")
 
 

@@ -18,7 +18,7 @@ from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary
 from parabit.tracking import RunTracker
 from parabit.tracking.registry import register_model
-from parabit.tracking.run_tracker import STORE_POLL_S, call_patiently
+from parabit.tracking.outage import STORE_POLL_S, call_patiently
 
 from ..cluster_support import MlflowServer
 

@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 from parabit.cli import cli, run_command
 from parabit.evaluation.report import EvaluationReport, Score
 from parabit.tracking import RunTracker, flatten_params
-from parabit.tracking.run_tracker import TrackingRefused, is_refusal
+from parabit.tracking.outage import TrackingRefused, is_refusal
 from parabit.tracking.store import tracking_uri
 
 

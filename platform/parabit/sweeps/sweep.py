@@ -48,7 +48,7 @@ from parabit.runlock import exclusive_run
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
-from parabit.tracking.run_tracker import call_patiently, is_refusal
+from parabit.tracking.outage import call_patiently, is_refusal
 from parabit.training import (Divergence, RunStopped, TrainingDiverged, check_resources, evaluate_checkpoint,
                               open_tracker, remember_run, run_directory, run_training)
 from parabit.sweeps.space import SearchSpace

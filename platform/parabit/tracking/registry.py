@@ -28,7 +28,8 @@ from parabit.export.translate_test import TranslateTestConfig, TranslateTestEmbe
 from parabit.paths import output_root
 from parabit.tracking import tags
 from parabit.tracking.lineage import command_line
-from parabit.tracking.run_tracker import STORE_WAIT_S, RunTracker, call_patiently, is_refusal
+from parabit.tracking.outage import STORE_WAIT_S, call_patiently, is_refusal
+from parabit.tracking.run_tracker import RunTracker
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def fluent_store(uri: str):
 def register_model(config, tracker: RunTracker, embedder: SentenceEmbedder, *, alias: str | None = None,
                    registered_name: str | None = None) -> str | None:
     """Log ``embedder`` as a pyfunc model in the tracker's run and register it (``models:/<name>/<version>``); if
-    the tracking store stops answering, wait up to :data:`~parabit.tracking.run_tracker.STORE_WAIT_S` for it, then
+    the tracking store stops answering, wait up to :data:`~parabit.tracking.outage.STORE_WAIT_S` for it, then
     save the model locally instead and say where (at once when the run never reached the store).
 
     A run that already registered its model (a re-run after the driver was killed before the run finished, or a

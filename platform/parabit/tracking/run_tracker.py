@@ -1,21 +1,20 @@
 """One MLflow run, logged so that a failing tracking server never stops the work being tracked.
 
-Every call is attempted at once; if the store cannot be reached (server down, network, database locked or
-restarting), the call is kept in order in a replay queue and the caller carries on; the process says so once per
-outage (one warning when a store stops answering, one line when it answers again), however many calls wait. A call
-the store *refuses* (a bad request, a param logged again with another value) is a bug in the caller, not an outage:
-it raises :class:`TrackingRefused` at once and is never spooled. A server that refuses the login or the user
-(:mod:`parabit.tracking.access`) before the run exists raises :class:`~parabit.tracking.access.TrackingAccessDenied`
-from :meth:`RunTracker.start`: nothing was written, and nothing has been trained yet; once the run exists (a
-password changed, a role taken away mid-run) such calls are queued and spooled like an outage, so ``parabit replay``
-lands them with a login that may write. ``flush()`` (called again by ``finish()``) replays the queue, creating the
-run first if even that had failed; after a failure, automatic retries wait :data:`RETRY_INTERVAL_S` (a down server
-costs seconds per attempt, and the work must not pay that every step), while ``finish()`` always tries. Nothing is
-lost as long as the server is back before the process ends; what is still queued then is written to a JSON spool
-file, reported in one line with the command that lands it (``parabit replay SPOOL``).
+Every call is attempted at once; while the store cannot be reached (an outage, :mod:`parabit.tracking.outage`), the
+call waits in order in a replay queue and the caller carries on. A call the store *refuses* is a bug in the caller:
+it raises :class:`~parabit.tracking.outage.TrackingRefused` at once and is never spooled. A server that refuses the
+login or the user (:mod:`parabit.tracking.access`) before the run exists raises
+:class:`~parabit.tracking.access.TrackingAccessDenied` from :meth:`RunTracker.start`: nothing was written, and nothing
+has been trained yet; once the run exists (a password changed, a role taken away mid-run) such calls are queued and
+spooled like an outage, so ``parabit replay`` lands them with a login that may write. ``flush()`` (called again by
+``finish()``) replays the queue, creating the run first if even that had failed; after a failure, automatic retries
+wait :data:`~parabit.tracking.outage.RETRY_INTERVAL_S` (a down server costs seconds per attempt, and the work must not
+pay that every step), while ``finish()`` always tries. Nothing is lost as long as the server is back before the
+process ends; what is still queued then is written to a JSON spool file, reported in one line with the command that
+lands it (``parabit replay SPOOL``).
 
-An artifact whose upload has to wait is copied first (:data:`STAGED_PREFIX` folders in the temporary directory), so
-the caller may delete its own file. Each copy is deleted as soon as its upload lands; at the end of the process (a
+An artifact whose upload has to wait is copied first (:mod:`parabit.tracking.spool`), so the caller may delete its
+own file. Each copy is deleted as soon as its upload lands; at the end of the process (a
 run left without ``finish()`` included) every copy still waiting is tried once more, and what cannot land then moves
 beside its spool file and is reported with it: no copy is left behind unreported.
 
@@ -34,9 +33,9 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
@@ -46,6 +45,10 @@ from parabit.paths import output_root
 from parabit.tracking import tags as tag_names
 from parabit.tracking.access import access_denied, is_access_error
 from parabit.tracking.lineage import system_tags
+from parabit.tracking.outage import (RETRY_INTERVAL_S, TrackingRefused, brief, is_refusal, store_reached,
+                                     store_unreachable)
+from parabit.tracking.spool import (STAGED_PREFIX, discard_staged, is_staged, read_spool, spooled_artifacts,
+                                    write_spool)
 from parabit.tracking.store import ensure_experiment, tracking_uri
 
 if TYPE_CHECKING:
@@ -53,77 +56,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 MAX_PARAM_LENGTH = 6000
-RETRY_INTERVAL_S = 20.0
-# A tracking server restarting (it took ~35 s on a loaded 2-core machine), or too loaded to answer within MLflow's
-# timeout: what must reach the store before a command ends (a model's registration, a sweep closing its trials' runs)
-# waits this long for it, asking every STORE_POLL_S.
-STORE_WAIT_S = 120.0
-STORE_POLL_S = 5.0
-# The folders (one per file, in the temporary directory) that hold the copy of an artifact whose upload waits.
-STAGED_PREFIX = "parabit-artifact-"
-
-# MLflow error codes that mean the store answered and said no: retrying the same call can never succeed.
-REFUSALS = frozenset({"INVALID_PARAMETER_VALUE", "BAD_REQUEST", "RESOURCE_ALREADY_EXISTS", "RESOURCE_DOES_NOT_EXIST",
-                      "INVALID_STATE", "PERMISSION_DENIED", "UNAUTHENTICATED", "RESOURCE_CONFLICT"})
-
 
 # Two runs declaring one new dataset at once (concurrent trials or reproduction cells) race in the store's
 # check-then-insert: the second insert breaks the datasets table's key, as SQLite and as PostgreSQL word it.
 DATASET_KEY_VIOLATIONS = ("UNIQUE constraint failed: datasets", 'violates unique constraint "dataset_pk"')
-
-
-class TrackingRefused(RuntimeError):
-    """The tracking store refused a write (not an outage): the message says which call and why."""
-
-
-def is_refusal(err: Exception) -> bool:
-    """Whether ``err`` is the store saying no (a bug to fix), rather than the store being unreachable (to retry)."""
-    return isinstance(err, MlflowException) and err.error_code in REFUSALS
-
-
-# The stores this process found unreachable and has not reached since: an outage is reported once, when it starts,
-# and once when it ends, not for every call that waits (a training run makes several per epoch, in several trackers).
-_UNREACHABLE: set[str] = set()
-
-
-def _store_unreachable(uri: str, err: Exception, pending: int) -> None:
-    if uri in _UNREACHABLE:
-        log.debug("MLflow tracking store %s still unreachable (%s); %d call(s) queued", uri, _brief(err), pending)
-        return
-    _UNREACHABLE.add(uri)
-    log.warning("MLflow tracking store %s unavailable (%s): logging is queued and retried (every %.0f s at most), "
-                "the work goes on", uri, _brief(err), RETRY_INTERVAL_S)
-
-
-def _store_reached(uri: str) -> None:
-    if uri in _UNREACHABLE:
-        _UNREACHABLE.discard(uri)
-        log.info("MLflow tracking store %s reachable again; what was queued follows", uri)
-
-
-def call_patiently(call: Callable[[], T], wait_s: float = STORE_WAIT_S) -> T:
-    """``call()`` (a few MLflow calls that may be made again, e.g. closing runs that are still open), made again
-    every :data:`STORE_POLL_S` while the store does not answer, for up to ``wait_s``: a store restarting, or too
-    loaded to answer within MLflow's timeout, costs a wait, not the work. A refusal (:func:`is_refusal`) is raised at
-    once, as is any error that is not the store's (a bug); when ``wait_s`` has passed, the last error."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return call()
-        except (MlflowException, OSError) as err:  # an outage waits; a refusal, or the deadline, raises
-            if is_refusal(err) or time.monotonic() + STORE_POLL_S > deadline:
-                raise
-            log.debug("MLflow store not answering (%s); trying again in %.0f s", _brief(err), STORE_POLL_S)
-            time.sleep(STORE_POLL_S)
-
-
-def _brief(err: Exception) -> str:
-    """An MLflow error on one line, without the endpoint's boilerplate (HTTP errors span several lines)."""
-    text = " ".join(str(err).split())
-    return text if len(text) <= 300 else f"{text[:297]}..."
 
 
 def flatten_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -186,10 +123,10 @@ class RunTracker:
             if is_access_error(err):
                 raise access_denied(self.uri, err.error_code, f"create runs in experiment {self.experiment!r}") \
                     from None
-            _store_unreachable(self.uri, err, len(self._pending))
+            store_unreachable(self.uri, err, len(self._pending))
             self._retry_at = time.monotonic() + RETRY_INTERVAL_S
             return False
-        _store_reached(self.uri)
+        store_reached(self.uri)
         self.run_id = run.info.run_id
         return True
 
@@ -250,8 +187,8 @@ class RunTracker:
             runs = self.client.search_runs(experiments, f"tags.`{tag_names.PIPELINE_OUTPUT}` = '{output}'") \
                 if experiments else []
         except Exception as err:  # noqa: BLE001 - lineage is best effort while the store is down
-            _store_unreachable(self.uri, err, len(self._pending))
-            log.info("could not look up the pipeline run of %s (%s)", output, _brief(err))
+            store_unreachable(self.uri, err, len(self._pending))
+            log.info("could not look up the pipeline run of %s (%s)", output, brief(err))
             return []
         return [run.info.run_id for run in runs]
 
@@ -261,7 +198,7 @@ class RunTracker:
         try:
             return self.client.get_run(self.run_id).data
         except Exception as err:  # noqa: BLE001
-            _store_unreachable(self.uri, err, len(self._pending))
+            store_unreachable(self.uri, err, len(self._pending))
             return None
 
     def logged_before(self, keys: Sequence[str], before: float) -> float:
@@ -288,7 +225,7 @@ class RunTracker:
         try:
             return self.client.get_metric_history(self.run_id, key)
         except Exception as err:  # noqa: BLE001
-            _store_unreachable(self.uri, err, len(self._pending))
+            store_unreachable(self.uri, err, len(self._pending))
             return None
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
@@ -347,7 +284,7 @@ class RunTracker:
     def flush(self, force: bool = False) -> bool:
         """Deliver queued calls in order; stop at the first failure and keep the rest. True if none is left.
 
-        Within :data:`RETRY_INTERVAL_S` of a failure nothing is attempted unless ``force``."""
+        Within :data:`~parabit.tracking.outage.RETRY_INTERVAL_S` of a failure nothing is attempted unless ``force``."""
         if not self._pending:
             return True
         if not force and time.monotonic() < self._retry_at:
@@ -363,22 +300,22 @@ class RunTracker:
                 if is_refusal(err) and not is_access_error(err):
                     self._pending.pop(0)
                     if method == "log_artifact":
-                        _discard_staged(kwargs["local_path"])
+                        discard_staged(kwargs["local_path"])
                     raise TrackingRefused(f"MLflow refused {method} on run {self.run_id}: {err}") from err
-                _store_unreachable(self.uri, err, len(self._pending))
+                store_unreachable(self.uri, err, len(self._pending))
                 self._retry_at = time.monotonic() + RETRY_INTERVAL_S
                 return False
             self._pending.pop(0)
             if method == "log_artifact":
-                _discard_staged(kwargs["local_path"])
-        _store_reached(self.uri)
+                discard_staged(kwargs["local_path"])
+        store_reached(self.uri)
         return True
 
     @property
     def staged(self) -> list[Path]:
         """The copies of artifacts waiting for the store (see the module docstring)."""
         return [Path(kwargs["local_path"]) for method, _, kwargs in self._pending
-                if method == "log_artifact" and _is_staged(kwargs["local_path"])]
+                if method == "log_artifact" and is_staged(kwargs["local_path"])]
 
     # Queued calls carried out by the tracker itself (a few client calls each), not by the MLflow client.
     _OWN_CALLS = frozenset({"log_missing_steps", "log_missing_metrics", "log_dataset_input"})
@@ -414,58 +351,31 @@ class RunTracker:
             self.client.log_batch(run_id, metrics=missing[start:start + 1000])
 
     def _spool(self) -> None:
-        """Save the queue to a spool file, the staged artifact copies beside it (a temporary directory may be
-        emptied before the store is back), and report both in one line with the command that lands them."""
+        """Save the queue to a spool file (:func:`~parabit.tracking.spool.write_spool`) and report it in one line
+        with the command that lands it."""
         spool = output_root() / "mlflow-spool" / f"{self.run_name or 'run'}-{int(time.time())}.json"
-        spool.parent.mkdir(parents=True, exist_ok=True)
-        staged = self.staged
-        for method, _, kwargs in self._pending:
-            if method == "log_artifact" and _is_staged(kwargs["local_path"]):
-                folder = Path(kwargs["local_path"]).parent
-                kept = _spooled_artifacts(spool) / folder.name
-                kept.parent.mkdir(exist_ok=True)
-                shutil.move(folder, kept)
-                kwargs["local_path"] = str(kept / Path(kwargs["local_path"]).name)
-        calls = [{"method": m, "kwargs": {k: _to_json(v) for k, v in kw.items()}} for m, _, kw in self._pending]
-        payload = {"experiment": self.experiment, "run_name": self.run_name, "run_id": self.run_id, "tags": self.tags,
-                   "calls": calls}
-        spool.write_text(json.dumps(payload, indent=1))
+        staged = len(self.staged)
+        header = {"experiment": self.experiment, "run_name": self.run_name, "run_id": self.run_id, "tags": self.tags}
+        calls = write_spool(spool, header, self._pending)
         self._pending.clear()
         self.spool_file = spool
-        artifacts = f", {len(staged)} artifact file(s) among them," if staged else ""
+        artifacts = f", {staged} artifact file(s) among them," if staged else ""
         log.warning("MLflow run %s (%s) did not reach %s: %d call(s)%s saved to %s; land them with `parabit replay "
-                    "%s` once the store is back", self.run_name, self.run_id or "not created", self.uri, len(calls),
+                    "%s` once the store is back", self.run_name, self.run_id or "not created", self.uri, calls,
                     artifacts, spool, spool)
 
     @classmethod
     def replay(cls, spool: str | Path, uri: str | None = None) -> "RunTracker":
         """Deliver the calls saved in a spool file (see :meth:`finish`) to the tracking store."""
-        payload = json.loads(Path(spool).read_text())
-        tracker = cls(payload["experiment"], payload["run_name"], run_id=payload["run_id"], tags=payload.get("tags"),
+        header, calls = read_spool(Path(spool))
+        tracker = cls(header["experiment"], header["run_name"], run_id=header["run_id"], tags=header.get("tags"),
                       uri=uri)
-        for call in payload["calls"]:
-            kwargs = {k: _from_json(v) for k, v in call["kwargs"].items()}
-            tracker._pending.append((call["method"], (), kwargs))
+        tracker._pending.extend(calls)
         if not tracker.flush(force=True):
             raise ConnectionError(f"tracking store {tracker.uri} still unreachable; {spool} kept")
         Path(spool).unlink()
-        shutil.rmtree(_spooled_artifacts(Path(spool)), ignore_errors=True)  # its copies, each deleted as it landed
+        shutil.rmtree(spooled_artifacts(Path(spool)), ignore_errors=True)  # its copies, each deleted as it landed
         return tracker
-
-
-def _is_staged(path: str) -> bool:
-    return Path(path).parent.name.startswith(STAGED_PREFIX)
-
-
-def _discard_staged(path: str) -> None:
-    """Delete the staged copy ``path`` (its own folder), now that it has landed; a caller's own file is left alone."""
-    if _is_staged(path):
-        shutil.rmtree(Path(path).parent, ignore_errors=True)
-
-
-def _spooled_artifacts(spool: Path) -> Path:
-    """Where the staged artifact copies of spool file ``spool`` are kept until it is replayed."""
-    return spool.with_name(f"{spool.stem}-artifacts")
 
 
 # The trackers that staged an artifact copy: at the end of the process each copy still waiting lands or is reported.
@@ -485,25 +395,3 @@ def _land_staged_artifacts() -> None:
         except Exception as err:  # noqa: BLE001 - one tracker's refusal must not stop the others' copies landing
             log.warning("MLflow run %s: its staged artifacts could not be delivered (%s)", tracker.run_name, err)
             tracker._spool()
-
-
-_ENTITIES = {"metric": Metric, "param": Param, "tag": RunTag}
-
-
-def _to_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_to_json(v) for v in value]
-    for kind, entity in _ENTITIES.items():
-        if isinstance(value, entity):
-            fields = ("key", "value", "timestamp", "step") if kind == "metric" else ("key", "value")
-            return {"__entity__": kind, **{f: getattr(value, f) for f in fields}}
-    return value
-
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    if isinstance(value, dict) and "__entity__" in value:
-        fields = dict(value)
-        return _ENTITIES[fields.pop("__entity__")](**fields)
-    return value
