@@ -11,7 +11,8 @@ import torch
 
 from parabit.data.definitions import read_wolf, read_wordnet_glosses
 from parabit.data.dictionaries import DictionaryEntry, read_muse
-from parabit.recipes.bildrl.build import BuildInputs, lemma_index
+from parabit.recipes.bildrl.build import BuildInputs
+from parabit.recipes.bildrl.entries import lemma_index
 from parabit.recipes.bildrl.space import BilingualSpace
 from parabit.embedder import SentenceEmbedder
 from parabit.encoders import AvgEncoder

@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from parabit.data.definitions import read_wordnet_glosses
-from parabit.recipes.bildrl.build import read_direction, wordnet_candidates, write_direction
+from parabit.recipes.bildrl.build import read_direction, write_direction
+from parabit.recipes.bildrl.entries import wordnet_candidates
 from parabit.recipes.bildrl.config import DictionaryBuildConfig
 from parabit.backtranslation.config import fingerprint
 from parabit.backtranslation.stage import StageOutput, run_stage

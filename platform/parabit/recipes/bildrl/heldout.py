@@ -2,7 +2,7 @@
 
 A word is in the held-out **pool** when a stable hash of its language and spelling falls below :data:`POOL_SHARE`:
 the same in every run and checkout, whatever the space, the dictionaries or the seed. The dictionaries draw their
-test words from the pool only (:func:`parabit.recipes.bildrl.build.select_entries`), and the pairs that fit a target
+test words from the pool only (:func:`parabit.recipes.bildrl.entries.select_entries`), and the pairs that fit a target
 space's map (:func:`parabit.recipes.bildrl.aligned_space.alignment_pairs`) hold no pool word on either side, so a test
 word's vector is never placed by its own dictionary translation. (Its row itself comes from the bitext, as every
 word's does: the space is the paper's pre-trained embeddings, not supervision.)
