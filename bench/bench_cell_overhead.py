@@ -5,7 +5,7 @@
 The cell is Elgohary & Carpuat's BiSent J_bi as the reproduction trains it (AVG sum, 300-d, rows N(0, 0.1²), AdaGrad
 lr 0.05, Euclidean, margin 1, k 15, λ 1e-3, batch 25, the paper's 10 epochs; evaluated on STS 2012–2016 and SICK as
 trained, untrained and with a shared unknown word), on ``--pairs`` of the en-es sentence pairs. ``--cells`` seeds
-are trained one after another by the reproduction's own :class:`~parabit.papers.cells.CellRunner` in one process
+are trained one after another by the reproduction's own :class:`~parabit.reproduction.cells.CellRunner` in one process
 with one Ray, as ``parabit reproduce`` trains them: first each in the calling process (``cells_in_process``, its
 checkpoint every 5 epochs), then each in a Ray Train run of its own with a checkpoint every epoch (what every cell
 did before). A cell's time outside its epochs is its MLflow run's ``time/total_seconds`` minus its epochs' training
@@ -52,8 +52,9 @@ def main() -> None:
     from mlflow.tracking import MlflowClient
 
     from parabit.output import configure_output
-    from parabit.papers.cells import CellRunner, Group, make_cell
-    from parabit.papers.ledger import Ledger
+    from parabit.papers.cells import Group, make_cell
+    from parabit.reproduction.cells import CellRunner
+    from parabit.reproduction.ledger import Ledger
     from parabit.ray_runtime import init_ray
     from parabit.recipes import load_run_config
 

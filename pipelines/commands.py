@@ -162,7 +162,7 @@ def reproduce(config_path: str, papers: tuple[str, ...], repeats: int | None, pa
     if verify:
         return _verify(reproduction, verify)
     if merge:
-        from parabit.papers.ledger import merge_ledgers
+        from parabit.reproduction.ledger import merge_ledgers
 
         added = merge_ledgers(config.ledger_path, Path(merge))
         click.echo("merged: " + ", ".join(f"{paper} +{count}" for paper, count in added.items()) + f" from {merge}")

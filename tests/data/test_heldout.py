@@ -172,7 +172,7 @@ def test_the_shipped_pipelines_ingest_no_held_out_sentence(path, heldout, tmp_pa
 def test_the_reproduction_configs_read_as_before():
     """The seed papers' pipelines and training configs keep the default (``keep``), and their ingest stages keep
     their fingerprints: a running reproduction's stages and ledger digests stay valid."""
-    from parabit.papers.ledger import settings
+    from parabit.papers.records import settings
 
     for path in ("jobs/configs/wieting/backtranslate_apertium.yaml", "jobs/configs/phrases_en_es_unpruned.yaml"):
         config_class = PhrasesConfig if "phrases" in path else PipelineConfig

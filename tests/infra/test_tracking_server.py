@@ -276,7 +276,7 @@ def test_a_read_only_user_reads_runs_but_cannot_create_a_run_or_register_a_model
     alias, is refused (403), and no row is added."""
     before = shared.counts()
     reader = shared.client(READER)
-    # The search the results ledger makes for a finished cell (parabit.papers.cells): a tag, a status, newest first.
+    # The search the results ledger makes for a finished cell (parabit.reproduction.cells): a tag, a status, newest first.
     (run,) = reader.search_runs([reader.get_experiment_by_name("team").experiment_id],
                                 f"tags.`parabit.run_name` = '{TRAIN_JOB}' and attributes.status = 'FINISHED'",
                                 order_by=["attributes.start_time DESC"], max_results=5)

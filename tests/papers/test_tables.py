@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from parabit.papers.cells import Cell, CellResult, Results
-from parabit.papers.ledger import CellRecord
+from parabit.papers.records import CellRecord
 from parabit.papers.metrics import Metric
 from parabit.papers.tables import Entry, PaperTable, Row
 

@@ -35,30 +35,3 @@ def test_a_paper_whose_claims_all_hold_says_only_that():
     summary = found_summary({"alpha": PaperPart("alpha", TITLES["alpha"], "", rows)}, TITLES)
     assert summary == "**Alpha et al. 2018**: 2 of its 2 claims hold here: *A beats B*; *C beats D*."
     assert GENUINE not in summary
-
-
-def test_the_cells_left_are_estimated_by_the_plan_else_by_their_groups_newest_record():
-    from types import SimpleNamespace
-
-    from parabit.papers.cells import CellResult, Results
-    from parabit.papers.ledger import CellRecord
-    from parabit.reproduction.document import CellsLeft
-
-    def record(group: str, seed: int, seconds: float, finished: str) -> CellRecord:
-        return CellRecord(f"{group}-s{seed}", "alpha", group, seed, "d", "c", {}, seconds, {}, {}, finished, finished)
-
-    class Plan:  # the one plan hook CellsLeft asks: a speed model for the group "modelled" only
-        def cell_seconds(self, group, results):
-            return 30.0 if group.key == "modelled" else None
-
-    planned = [SimpleNamespace(group=g, seed=s) for g, seeds in (("modelled", 3), ("recorded", 2), ("never", 1))
-               for s in range(1, seeds + 1)]
-    done = Results([CellResult(planned[0], record("modelled", 1, 60.0, "2026-12-06T00:00:00Z"))])
-    ledger = [record("recorded", 1, 500.0, "2026-11-29T00:00:00Z"), record("recorded", 2, 100.0, "2026-12-01T00:00:00Z")]
-
-    groups = [SimpleNamespace(key=key) for key in ("modelled", "recorded", "never")]
-    left = CellsLeft.of(Plan(), groups, planned, done, ledger)
-    assert (left.cells, left.seconds, left.unestimated) == (5, 2 * 30.0 + 2 * 100.0, 1)  # the newest record: 100 s
-    assert left.text() == "5 (about 4 min + 1 never trained)"
-    assert CellsLeft.of(Plan(), groups, planned[:1], done, ledger).text() == "none"
-    assert CellsLeft.of(Plan(), [], planned, done, ledger).seconds == 2 * 60.0 + 2 * 100.0  # groups not known yet

@@ -18,14 +18,16 @@ from mlflow.tracking import MlflowClient
 from parabit.config import load_config
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
-from parabit.papers.ledger import Ledger, local
+from parabit.papers.records import local
+from parabit.reproduction.ledger import Ledger
 from parabit.papers.cells import Results
 from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, PlanContext
 from parabit.reproduction.plans import PLANS
-from parabit.reproduction.reproduce import PaperRun, Reproduction
+from parabit.reproduction.paper_run import PaperRun
+from parabit.reproduction.reproduce import Reproduction
 
 from ..cluster_support import BIN, session_ray_env
 from ..papers.test_tables import result

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from parabit.config import ConfigError
 from parabit.paths import output_root
 from parabit.papers.cells import Group, Results
-from parabit.papers.ledger import CellRecord
+from parabit.papers.records import CellRecord
 from parabit.papers.departures import Departure
 from parabit.papers.findings import Finding
 from parabit.papers.tables import PaperTable

@@ -1,7 +1,7 @@
 """The reproduction document (``ReproduceConfig.document``): written from the results ledger, never by hand.
 
 Every paper's part (:func:`paper_part`) is rendered from its results, which come from the ledger
-(:mod:`parabit.papers.ledger`); :func:`assemble` joins the parts under one header and the findings of all
+(:mod:`parabit.reproduction.ledger`); :func:`assemble` joins the parts under one header and the findings of all
 papers in one table. Nothing in it depends on the machine or the moment it is written (no date, host or load: those
 belong to each record), so a checkout with the same ledger writes the same document byte for byte.
 """
@@ -16,9 +16,10 @@ from pathlib import Path
 from parabit.papers.cells import Cell, Group, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
-from parabit.papers.ledger import CellRecord, Ledger
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
+from parabit.reproduction.ledger import Ledger
+from parabit.reproduction.timing import CellsLeft, PaperTime, hours
 
 CELLS_HEADING = "Cells and their runs"
 FINDINGS_HEADING = "Findings at a glance"
@@ -94,97 +95,6 @@ def departures_table(plan: PaperPlan, departures: list[Departure], results: Resu
         lines.append(f"| {departure.aspect} | {departure.paper} | {departure.ours} | {departure.other or '—'} | "
                      f"{effects} | {claim} |")
     return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class PaperTime:
-    """How long a paper's results took, from its ledger records: ``busy`` seconds of wall time in which at least
-    one of its cells was training (overlapping cells count once), the ``cell`` seconds summed over cells, the data
-    step's ``prepare`` seconds, the most cells that ran at once, and the machines (host: CPUs)."""
-
-    busy: float
-    cell: float
-    prepare: float
-    most_at_once: int
-    cells: int
-    machines: dict[str, int]
-
-    @classmethod
-    def of(cls, results: Results, prepare: float = 0.0) -> "PaperTime | None":
-        # A record that finishes two cells (the same training, e.g. a tuning step's run a table cell repeats)
-        # counts once.
-        records = list({(r.record.cell, r.record.finished): r.record for r in results.all if r.ok}.values())
-        if not records:
-            return None
-        intervals = sorted((_seconds(r.started), _seconds(r.finished)) for r in records)
-        busy, most, end = 0.0, 1, None
-        for start, stop in intervals:
-            if end is None or start >= end:
-                busy += stop - start
-                end = stop
-            elif stop > end:
-                busy += stop - end
-                end = stop
-        for start, _ in intervals:
-            most = max(most, sum(1 for a, b in intervals if a <= start < b))
-        machines = {}
-        for r in records:
-            machines[str(r.machine.get("host", "?"))] = int(r.machine.get("cpus") or 0)
-        return cls(busy, sum(r.train_seconds or 0.0 for r in records), prepare, most, len(records), machines)
-
-    def text(self) -> str:
-        hosts = ", ".join(f"{host} ({cpus} CPUs)" for host, cpus in sorted(self.machines.items()))
-        prepare = f" + data step {_hours(self.prepare)}" if self.prepare else ""
-        return (f"{self.cells} cells; wall time {_hours(self.busy)} while cells trained{prepare} (the cells' own "
-                f"times add up to {_hours(self.cell)}; at most {self.most_at_once} at once) on {hosts}")
-
-
-@dataclass(frozen=True)
-class CellsLeft:
-    """The planned cells a paper still lacks (missing or stale) and their estimated cell-seconds: each from the
-    plan's model of its speed (:meth:`PaperPlan.cell_seconds`), else from the newest record of its group (any seed,
-    stale ones too: the same training, timed by the newest code that ran it, so a group whose newest record
-    predates a speed-up is over-estimated); ``unestimated``: cells of groups that never trained."""
-
-    cells: int
-    seconds: float
-    unestimated: int
-
-    @classmethod
-    def of(cls, plan: PaperPlan, groups: list[Group], planned: list[Cell], results: Results,
-           records: list[CellRecord]) -> "CellsLeft":
-        done = {(r.cell.group, r.cell.seed) for r in results.all if r.ok}
-        left = [cell for cell in planned if (cell.group, cell.seed) not in done]
-        newest: dict[str, CellRecord] = {}
-        # A group's own records, and those that finished its cells under another name (the same training).
-        timed = [(record.group, record) for record in records] + [(r.cell.group, r.record) for r in results.all if r.ok]
-        for group, record in timed:
-            if record.train_seconds and (group not in newest or record.finished > newest[group].finished):
-                newest[group] = record
-        by_key = {group.key: group for group in groups}
-        estimates = [plan.cell_seconds(by_key[cell.group], results) if cell.group in by_key else None
-                     for cell in left]
-        seconds = [estimate if estimate is not None else newest[cell.group].train_seconds
-                   for cell, estimate in zip(left, estimates) if estimate is not None or cell.group in newest]
-        return cls(len(left), float(sum(seconds)), len(left) - len(seconds))
-
-    def text(self) -> str:
-        if not self.cells:
-            return "none"
-        unknown = f" + {self.unestimated} never trained" if self.unestimated else ""
-        return f"{self.cells} (about {_hours(self.seconds)}{unknown})"
-
-
-def _seconds(stamp: str) -> float:
-    import calendar
-    import time
-
-    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
-
-
-def _hours(seconds: float) -> str:
-    minutes = round(seconds / 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
 def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run: dict[str, str],
@@ -278,13 +188,13 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
     times = [part.time for part in parts.values() if part is not None and part.time is not None]
     total = ""
     if times:
-        total = (f" All papers together: {_hours(sum(t.busy + t.prepare for t in times))} of wall time "
+        total = (f" All papers together: {hours(sum(t.busy + t.prepare for t in times))} of wall time "
                  f"({sum(t.cells for t in times)} cells; their own times add up to "
-                 f"{_hours(sum(t.cell + t.prepare for t in times))}).")
+                 f"{hours(sum(t.cell + t.prepare for t in times))}).")
     lefts = [part.left for part in parts.values() if part is not None and part.left is not None]
     if lefts and sum(left.cells for left in lefts):
         total += (f" Left: {sum(left.cells for left in lefts)} cells, about "
-                  f"{_hours(sum(left.seconds for left in lefts))} of cell time (each estimated from its group's "
+                  f"{hours(sum(left.seconds for left in lefts))} of cell time (each estimated from its group's "
                   "newest record; the column *left* below).")
     lines = [
         "# Reproducing the seed papers",
@@ -390,7 +300,7 @@ def status_table(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> 
         took = part.time
         hosts = ", ".join(f"{host}: {cpus} CPUs" for host, cpus in sorted(took.machines.items()))
         lines.append(f"| {title} | {part.finished} of {part.planned} | {_left(part)} | {part.scale or '—'} | "
-                     f"{_hours(took.busy + took.prepare)} | {hosts} |")
+                     f"{hours(took.busy + took.prepare)} | {hosts} |")
     return "\n".join(lines)
 
 

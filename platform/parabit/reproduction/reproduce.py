@@ -1,6 +1,6 @@
 """Running the reproduction: every chosen paper's data, cells, findings and analyses, then the document.
 
-Results come from the ledger first (:mod:`parabit.papers.ledger`): a paper whose prepared record matches its
+Results come from the ledger first (:mod:`parabit.reproduction.ledger`): a paper whose prepared record matches its
 data settings is restored from it instead of preparing its data, and a cell whose record matches its digest is not
 trained. Only what is missing runs, in three passes over the chosen papers, so a long run has a complete picture
 early and spends its remaining time where the verdicts need it:
@@ -18,22 +18,22 @@ with the ledger writes the same document without training anything.
 
 from __future__ import annotations
 
-import calendar
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
+from parabit.config import ConfigError
+from parabit.papers.cells import Cell, CellResult, Group, Results, make_cell, one_line
+from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
+from parabit.papers.records import PreparedRecord, Provenance, digest, local, machine, portable, utc, utc_seconds
+from parabit.paths import output_root, project_root
 from parabit.ray_runtime import init_ray
-from parabit.papers.cells import Cell, CellResult, CellRunner, Group, Results, make_cell, one_line
+from parabit.reproduction.cells import CellRunner
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
-from parabit.config import ConfigError
-from parabit.papers.findings import Finding
-from parabit.papers.ledger import Ledger, PreparedRecord, Provenance, digest, local, machine, portable, utc
-from parabit.paths import output_root, project_root
-from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
+from parabit.reproduction.ledger import Ledger
+from parabit.reproduction.paper_run import PaperRun
 from parabit.reproduction.plans import PLANS
 from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import checkout_commit, uncommitted_changes
@@ -41,61 +41,6 @@ from parabit.tracking.lineage import checkout_commit, uncommitted_changes
 log = logging.getLogger(__name__)
 
 QUICK_SKIP = "quick mode trains only the groups of each paper's first finding"
-
-
-@dataclass
-class PaperRun:
-    """One paper's state: its plan, groups and planned cells, and the results found or trained."""
-
-    plan: PaperPlan
-    groups: list[Group] = field(default_factory=list)
-    results: Results = field(default_factory=Results)
-    planned: list[Cell] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    stale: dict[str, str] = field(default_factory=dict)  # cell name -> its stale record, described
-    error: str | None = None
-    data_digest: str = ""
-    restored: bool = False  # prepared data taken from the ledger (not built here)
-    started: bool = False  # anything of it is known (prepared, or recorded cells)
-    step_began: float = 0.0  # when this run's data step began, and the wall seconds it spent on cells since its
-    step_cell_seconds: float = 0.0  # last record (counted as those cells' own time, not the data step's)
-
-    @property
-    def selected(self) -> list[Group]:
-        return [g for g in self.groups if g.key not in self.skipped]
-
-    def compared(self) -> set[str]:
-        """Groups that train with every seed: those some finding compares, and the ablation groups whose first
-        seeds leave a departure's effect (its other choice against ours) or the headline under its other choice
-        below the margin: a small difference needs 3 seeds, a large one is decided by one; and the groups the plan
-        trains with every seed whatever their difference (:meth:`PaperPlan.every_seed`)."""
-        return ({key for finding in self.plan.findings() for key in finding.groups} | self._close_departures()
-                | self.plan.every_seed())
-
-    def undecided(self) -> set[str]:
-        """Groups of findings (and of departures' effects and claims) whose difference so far is below the margin
-        (or, for a finding, not measured)."""
-        groups = self._close_departures()
-        for finding in self.plan.findings():
-            mean = finding.compare(self.results).mean
-            if mean is None or abs(mean) < finding.margin:
-                groups.update(finding.groups)
-        return groups
-
-    def _close_departures(self) -> set[str]:
-        return self._close(self.plan.departure_effects() + self.plan.departure_claims())
-
-    def _close(self, findings: list[Finding]) -> set[str]:
-        """The groups of ``findings`` measured with a difference below their margin."""
-        groups = set()
-        for finding in findings:
-            mean = finding.compare(self.results).mean
-            if mean is not None and abs(mean) < finding.margin:
-                groups.update(finding.groups)
-        return groups
-
-    def done(self, cell: Cell) -> bool:
-        return any(r.ok and r.cell.seed == cell.seed for r in self.results.of(cell.group))
 
 
 class Reproduction:
@@ -274,7 +219,7 @@ class Reproduction:
         provenance = self.runner.provenance if self.runner is not None and self.runner.provenance else \
             self.provenance()
         recorded = [r.finished for r in self.ledger.preparations(paper.plan.key, paper.data_digest)]
-        since = max([began, *(_seconds(stamp) for stamp in recorded)])  # a step's time is recorded once
+        since = max([began, *(utc_seconds(stamp) for stamp in recorded)])  # a step's time is recorded once
         seconds = max(time.time() - since - paper.step_cell_seconds, 0.0)
         paper.step_cell_seconds = 0.0
         self.ledger.append(PreparedRecord(
@@ -452,7 +397,3 @@ def reproduce(config: ReproduceConfig, pipelines: Mapping[str, PipelineRunner],
     reproduction = Reproduction(config, pipelines, command)
     reproduction.run()
     return reproduction
-
-
-def _seconds(stamp: str) -> float:
-    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))

@@ -29,7 +29,7 @@ REPRODUCTION_CELL = "parabit.reproduction.cell"
 REPRODUCTION_PAPER = "parabit.reproduction.paper"
 REPRODUCTION_GROUP = "parabit.reproduction.group"
 REPRODUCTION_SEED = "parabit.reproduction.seed"
-# What the cell trains (its ledger digest: parabit.papers.ledger), so a run of other settings is never reused.
+# What the cell trains (its ledger digest: parabit.papers.records), so a run of other settings is never reused.
 REPRODUCTION_DIGEST = "parabit.reproduction.digest"
 # The command line that started the run (also in the registered model's description).
 COMMAND = "parabit.command"

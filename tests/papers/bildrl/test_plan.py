@@ -12,11 +12,12 @@ import pytest
 from parabit.config import load_config
 from parabit.papers.bildrl.plan import BilDRLPlan, facts_key, stages_read
 from parabit.papers.findings import UNTESTABLE
-from parabit.papers.ledger import local
+from parabit.papers.records import local
 from parabit.papers.plan import PlanContext
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
-from parabit.reproduction.reproduce import PaperRun, Reproduction
+from parabit.reproduction.paper_run import PaperRun
+from parabit.reproduction.reproduce import Reproduction
 
 ES_EN = "dictionary-es-en@dictionary-es-en:2"
 

@@ -226,7 +226,7 @@ def test_a_j_bi_cell_sums_its_word_vectors_in_training():
 
 
 def test_the_tuning_ablations_train_every_seed_whatever_their_first_seed_shows():
-    from parabit.reproduction.reproduce import PaperRun
+    from parabit.reproduction.paper_run import PaperRun
 
     plan = _restored_plan()
     compared = PaperRun(plan).compared()
@@ -238,7 +238,7 @@ def test_the_tuning_ablations_train_every_seed_whatever_their_first_seed_shows()
 def test_the_compute_estimate_reads_the_speed_of_the_newest_cells_not_of_an_older_slower_step():
     from parabit.papers.cells import Results
     from parabit.papers.elgohary.plan import RATE_CELLS
-    from parabit.papers.ledger import CellRecord
+    from parabit.papers.records import CellRecord
 
     def record(n: int, day: int, seconds: float) -> CellRecord:  # 100,000 pairs × the paper's 10 epochs
         return CellRecord(cell=f"c{n}", paper="elgohary", group="g", seed=1, digest="d", commit="0" * 40, metrics={},

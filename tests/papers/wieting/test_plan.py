@@ -13,9 +13,10 @@ import yaml
 from parabit.paths import project_path
 from parabit.papers.cells import Results
 from parabit.reproduction.config import ReproduceConfig
-from parabit.papers.ledger import local, portable
+from parabit.papers.records import local, portable
 from parabit.papers.plan import PlanContext
-from parabit.reproduction.reproduce import PaperRun, Reproduction
+from parabit.reproduction.paper_run import PaperRun
+from parabit.reproduction.reproduce import Reproduction
 from parabit.papers.wieting.plan import WietingPlan
 from pipelines import backtranslate
 

@@ -1,15 +1,11 @@
-"""The results ledger: every finished reproduction cell as one committed line, so results travel with the code.
+"""What a reproduction records: a finished cell (:class:`CellRecord`) or a paper's data step (:class:`PreparedRecord`),
+keyed by the digest of what it depends on; the ledger (:mod:`parabit.reproduction.ledger`) stores them.
 
-A reproduction of many hours outlives one machine and one MLflow store only if its results are in the repository.
-Each paper has one line-oriented file, ``<folder>/<paper>.jsonl`` in the folder the reproduction config names
-(``parabit reproduce`` passes the checkout's committed ledger folder for a full run), to which the reproduction
-appends
-
-* a **cell record** when a cell finishes: cell name, paper, group, seed, the **digest** of what the cell trains,
-  the code commit, every metric its run logged, train seconds, data sizes, machine and cores, when it ran;
-* a **prepared record** when a paper's data step finishes: what the plan computed that its tables and groups need
-  (selection sizes, tuned thresholds, text analyses; :meth:`~parabit.papers.plan.PaperPlan.facts`), keyed by
-  the digest of what that step depends on.
+* a **cell record**: cell name, paper, group, seed, the **digest** of what the cell trains, the code commit, every
+  metric its run logged, train seconds, data sizes, machine and cores, when it ran;
+* a **prepared record**: what a paper's data step computed that its tables and groups need (selection sizes, tuned
+  thresholds, text analyses; :meth:`~parabit.papers.plan.PaperPlan.facts`), keyed by the digest of what that step
+  depends on.
 
 A cell whose newest record carries its current digest is finished: it is never trained again, whether or not the
 MLflow store knows it, and the document reads its numbers from the record. A record whose digest differs (the
@@ -18,33 +14,33 @@ training settings, or the data the paper prepares, changed since) is **stale**: 
 The digest covers the training config's settings that differ from their defaults, without those that may change
 between runs of one name (its run name, tracking, scaling, storage: :data:`parabit.training.config.RESUMABLE_CHANGES`)
 and without the paths of config files (:data:`parabit.config.ConfigFile`: what was read from them counts),
-with paths written relative to the project, data and output folders, so the same cell has the same digest in every
-checkout and a setting added later at a neutral default invalidates nothing; and the digest of the data its paper
-prepared. Lines are JSON (fields in a fixed order): appending never rewrites a line, so two machines' ledgers merge
-line by line.
+with paths written relative to the project, data and output folders (:func:`portable`), so the same cell has the same
+digest in every checkout and a setting added later at a neutral default invalidates nothing; and the digest of the
+data its paper prepared.
 """
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import math
 import os
 import platform
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from parabit.config import ConfigError, config_file_fields
+from parabit.config import config_file_fields
 from parabit.paths import data_root, output_root, project_root
 from parabit.training import RESUMABLE_CHANGES, TrainingConfig
 
-SUFFIX = ".jsonl"
 CELL, PREPARED = "cell", "prepared"
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 # How a path is written in the ledger: relative to one of these roots, so a digest does not depend on the checkout.
 _ROOTS = (("$OUTPUTS", output_root), ("$DATA", data_root), ("$PROJECT", project_root))
@@ -125,7 +121,13 @@ def finite_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
 
 
 def utc(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    """``seconds`` since the epoch as a record's UTC time stamp (ISO 8601)."""
+    return time.strftime(UTC_FORMAT, time.gmtime(seconds))
+
+
+def utc_seconds(stamp: str) -> float:
+    """The inverse of :func:`utc`."""
+    return float(calendar.timegm(time.strptime(stamp, UTC_FORMAT)))
 
 
 def machine(cell_cpus: float | None = None, gpus: int = 0) -> dict[str, Any]:
@@ -191,103 +193,3 @@ class PreparedRecord:
     dirty: bool | None = None
     partial: bool = False
     kind: str = PREPARED
-
-
-@dataclass
-class Ledger:
-    """The ledger files in ``folder`` (one per paper). Reading is cached; :meth:`append` writes through."""
-
-    folder: Path
-    _cache: dict[str, list[CellRecord | PreparedRecord]] = field(default_factory=dict, repr=False)
-
-    def path(self, paper: str) -> Path:
-        return self.folder / f"{paper}{SUFFIX}"
-
-    def records(self, paper: str) -> list[CellRecord | PreparedRecord]:
-        """Every record of ``paper`` in file order; a line that is not a record fails, naming the file and line."""
-        if paper not in self._cache:
-            self._cache[paper] = list(_read(self.path(paper)))
-        return self._cache[paper]
-
-    def cells(self, paper: str) -> list[CellRecord]:
-        return [r for r in self.records(paper) if isinstance(r, CellRecord)]
-
-    def cell(self, paper: str, name: str, cell_digest: str) -> CellRecord | None:
-        """The newest record of cell ``name`` with ``cell_digest`` (None: not finished with these settings)."""
-        found = [r for r in self.cells(paper) if r.cell == name and r.digest == cell_digest]
-        return found[-1] if found else None
-
-    def result(self, paper: str, name: str, cell_digest: str) -> CellRecord | None:
-        """The record that finishes cell ``name``: its own (:meth:`cell`), else the newest record of any cell of
-        ``paper`` with the same digest: the same training (settings, seed and data) under another name, e.g. a
-        tuning step's run at the cells' own scale that a table cell repeats exactly."""
-        found = self.cell(paper, name, cell_digest)
-        if found is None:
-            same = [r for r in self.cells(paper) if r.digest == cell_digest]
-            found = same[-1] if same else None
-        return found
-
-    def stale(self, paper: str, name: str, cell_digest: str) -> CellRecord | None:
-        """The newest record of cell ``name`` made with other settings, when none has ``cell_digest``."""
-        if self.result(paper, name, cell_digest) is not None:
-            return None
-        found = [r for r in self.cells(paper) if r.cell == name]
-        return found[-1] if found else None
-
-    def prepared(self, paper: str, data_digest: str) -> PreparedRecord | None:
-        """The newest prepared record of ``paper`` with ``data_digest`` (its facts are the ones in force)."""
-        found = self.preparations(paper, data_digest)
-        return found[-1] if found else None
-
-    def preparations(self, paper: str, data_digest: str) -> list[PreparedRecord]:
-        """Every prepared record of ``paper`` with ``data_digest``, oldest first (a data step resumed by several
-        runs records each run's part)."""
-        return [r for r in self.records(paper) if isinstance(r, PreparedRecord) and r.digest == data_digest]
-
-    def append(self, record: CellRecord | PreparedRecord) -> None:
-        """Append one line (flushed to disk before returning: a killed run keeps every record it wrote)."""
-        path = self.path(record.paper)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(asdict(record), separators=(", ", ": "), ensure_ascii=False)
-        with open(path, "a", encoding="utf-8") as file:
-            file.write(line + "\n")
-            file.flush()
-            os.fsync(file.fileno())
-        self.records(record.paper).append(record)
-
-
-def merge_ledgers(target: Path, source: Path) -> dict[str, int]:
-    """Append to the ledger in ``target`` every record of the ledger in ``source`` it lacks (another machine's, or a
-    worktree's), paper by paper, in the source's order; returns how many lines each paper gained. Both are read
-    first, so a line that is not a record stops the merge before anything is written."""
-    theirs = {path.stem: list(_read(path)) for path in sorted(Path(source).glob(f"*{SUFFIX}"))}
-    ours = Ledger(Path(target))
-    added = {}
-    for paper, records in theirs.items():
-        known = {json.dumps(asdict(record), sort_keys=True) for record in ours.records(paper)}
-        new = [record for record in records if json.dumps(asdict(record), sort_keys=True) not in known]
-        for record in new:
-            ours.append(record)
-        added[paper] = len(new)
-    return added
-
-
-def _read(path: Path) -> Iterable[CellRecord | PreparedRecord]:
-    if not path.is_file():
-        return
-    with open(path, encoding="utf-8") as file:
-        for number, line in enumerate(file, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                kind = data.get("kind")
-                if kind == CELL:
-                    yield CellRecord(**data)
-                elif kind == PREPARED:
-                    yield PreparedRecord(**data)
-                else:
-                    raise ValueError(f"unknown record kind {kind!r}")
-            except (ValueError, TypeError) as err:
-                raise ConfigError(f"{path}:{number}: not a ledger record ({' '.join(str(err).split())[:200]}); "
-                                  "fix or remove the line (the ledger is one JSON record per line)") from None
