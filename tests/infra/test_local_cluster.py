@@ -19,7 +19,7 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from parabit.sweeps.sweep import FINAL_METRIC
+from parabit.sweeps.trials import FINAL_METRIC
 
 from .local_cluster import LOCAL, running_cluster, still_running
 

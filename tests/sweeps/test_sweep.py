@@ -26,7 +26,8 @@ from parabit.paths import PROJECT_ROOT
 from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig
 from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.sweeps.space import load_space
-from parabit.sweeps.sweep import FINAL_METRIC, _close_trial_runs, run_sweep, sweep_directory
+from parabit.sweeps.sweep import run_sweep
+from parabit.sweeps.trials import FINAL_METRIC, close_trial_runs, sweep_directory
 from parabit.tracking import tags
 from parabit.tracking.store import ensure_experiment
 from parabit.training import Divergence, TrainingDiverged
@@ -291,7 +292,7 @@ def test_an_interrupted_sweep_closes_each_unfinished_trial_run_killed_unless_its
                tune.Result(metrics={"trial_id": "b"}, checkpoint=None, path=str(tmp_path),
                            error=TrainingDiverged(divergence.message("closing-b")))]
 
-    _close_trial_runs(isolated_mlflow_store, space, results, interrupted=True)
+    close_trial_runs(isolated_mlflow_store, space, results, interrupted=True)
 
     assert {what: client.get_run(run_id).info.status for what, run_id in runs.items()} == {
         "stopped under its training": "KILLED", "diverged": "FAILED", "still running": "KILLED",

@@ -24,24 +24,17 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-import ray
 from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 from ray import tune
 from ray.train import Checkpoint
 from ray.tune.integration.ray_train import CHECKPOINT_PATH_KEY, TuneReportCallback
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
-from ray.util.state import list_actors
 
 from parabit.evaluation.report import EvaluationReport
-from parabit.paths import output_root
 from parabit.ray_runtime import init_ray
 from parabit.recipes import recipe_for
 from parabit.runlock import exclusive_run
@@ -52,12 +45,14 @@ from parabit.tracking.outage import call_patiently, is_refusal
 from parabit.training import (Divergence, RunStopped, TrainingDiverged, check_resources, evaluate_checkpoint,
                               open_tracker, remember_run, run_directory, run_training)
 from parabit.sweeps.space import SearchSpace
+from parabit.sweeps.trials import (FINAL_METRIC, TRIAL_ACTORS, actors_ended, close_trial_runs, log_trials_table,
+                                   remove_other_trials_checkpoints, stopped_by_interrupt, sweep_directory,
+                                   trial_name, trial_params, trial_training_config, trials_directory)
 
 log = logging.getLogger(__name__)
 
 # The trial function only launches a TorchTrainer and waits; its workers hold the real CPUs.
 TRIAL_DRIVER_RESOURCES = {"cpu": 0.01}
-FINAL_METRIC = tags.FINAL_SCORE
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -97,15 +92,6 @@ class SweepSummary:
     seconds: float
 
 
-def _trial_params(trial_config: dict) -> dict:
-    """Grid and random trials carry their point under ``params``; Optuna's are flat (``path|condition``)."""
-    return dict(trial_config["params"]) if "params" in trial_config else dict(trial_config)
-
-
-def trial_name(space: SearchSpace, trial_id: str) -> str:
-    return f"{space.name}-{trial_id}"
-
-
 def run_trial(trial_config: dict, context: SweepContext) -> None:
     """One trial: the trial's config trained like any run (:func:`~parabit.training.run_training`) as a child
     MLflow run of the sweep, every epoch reported to Tune, then its final score and checkpoint.
@@ -116,7 +102,7 @@ def run_trial(trial_config: dict, context: SweepContext) -> None:
     :class:`~parabit.training.guard.TrainingDiverged` (its run ends ``FAILED`` saying why): Tune counts it as an
     error and the sweep goes on."""
     name = trial_name(context.space, tune.get_context().get_trial_id())
-    config = context.space.trial_config(_trial_params(trial_config), name=name)
+    config = context.space.trial_config(trial_params(trial_config), name=name)
     config.storage_path = str(trials_directory(context.directory))
     # A trial that diverged before the sweep was stopped would diverge again at the same step: the restore resumes
     # errored trials (for those the interruption made fail), but this one fails again at once, without training.
@@ -155,15 +141,6 @@ def _param_space(space: SearchSpace) -> dict:
     if space.search.algorithm == "optuna":
         return {}
     return {"params": tune.grid_search(space.trial_points())}
-
-
-def sweep_directory(space: SearchSpace) -> Path:
-    return output_root() / "sweeps" / space.name
-
-
-def trials_directory(sweep: Path | str) -> Path:
-    """Where the trials of the sweep in folder ``sweep`` keep their runs' folders (checkpoints, divergence)."""
-    return Path(sweep) / "trials"
 
 
 def _tuner(space: SearchSpace, trainable, directory: Path) -> tune.Tuner:
@@ -214,12 +191,13 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
             results = _tuner(space, trainable, directory).fit()
         seconds = time.perf_counter() - started
         ended = results.num_terminated + results.num_errors
-        interrupted = stop.seen or ended < space.trial_count or any(_interrupted(r.error) for r in results)
-        if interrupted and not _actors_ended(TRIAL_ACTORS):
+        interrupted = (stop.seen or ended < space.trial_count
+                       or any(stopped_by_interrupt(r.error) for r in results))
+        if interrupted and not actors_ended(TRIAL_ACTORS):
             log.warning("sweep %s: trial actors were still alive %d s after the interruption; closing their MLflow "
                         "runs anyway", space.name, ACTORS_WAIT_S)
         try:
-            call_patiently(lambda: _close_trial_runs(parent.uri, space, results, interrupted=interrupted))
+            call_patiently(lambda: close_trial_runs(parent.uri, space, results, interrupted=interrupted))
         except (MlflowException, OSError) as err:
             if is_refusal(err):
                 raise
@@ -231,7 +209,7 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
                                    "its state is saved: run the same command again to resume it")
         summary = _finish(space, base, parent, results, seconds)
     if space.keep_checkpoints == "best":
-        _remove_other_trials_checkpoints(space, results, best=summary.best_trial)
+        remove_other_trials_checkpoints(space, results, best=summary.best_trial)
     remember_run(base, parent)
     (directory / "summary.json").write_text(json.dumps(
         {k: v for k, v in summary.__dict__.items() if k != "best_report"}, indent=1, default=str))
@@ -241,12 +219,12 @@ def _run_sweep(space: SearchSpace, directory: Path) -> SweepSummary:
 def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: float) -> SweepSummary:
     """Evaluate the best trial in full, write the sweep's summary on the parent run, register the best model."""
     best = _best_result(space, results)
-    best_params = _trial_params(best.config)
+    best_params = trial_params(best.config)
     best_name = trial_name(space, best.metrics["trial_id"])
-    recipe = recipe_for(_trial_config(space, best))
+    recipe = recipe_for(trial_training_config(space, best))
     evaluation, _ = evaluate_checkpoint(recipe, Checkpoint(best.metrics[CHECKPOINT_PATH_KEY]), recipe.prepare())
     parent.log_report(evaluation.report, title=f"{space.name}: best trial")
-    _log_trials_table(parent, results)
+    log_trials_table(parent, results)
     score = float(best.metrics[space.search.metric])
     # From the full evaluation, not the trial's report: a trial ASHA stopped early never reported one.
     final = recipe.final_score(evaluation.report)
@@ -262,49 +240,6 @@ def _finish(space: SearchSpace, base, parent: RunTracker, results, seconds: floa
         model_uri = register_model(base, parent, evaluation.embedder, alias=CANDIDATE)
     return SweepSummary(space.name, base.tracking.experiment, trials, results.num_errors, best_name,
                         best_params, score, final, evaluation.report, model_uri, parent.run_id, seconds)
-
-
-def _trial_config(space: SearchSpace, result: tune.Result):
-    """The training config a trial ran (its checkpoints are under ``run_directory`` of it)."""
-    config = space.trial_config(_trial_params(result.config), name=trial_name(space, result.metrics["trial_id"]))
-    config.storage_path = str(trials_directory(sweep_directory(space)))
-    return config
-
-
-def _remove_other_trials_checkpoints(space: SearchSpace, results: tune.ResultGrid, best: str) -> None:
-    """Remove the Ray Train folder of every trial but ``best`` that ended without an error (a failed trial's folder
-    holds what a resumed sweep reads, e.g. its divergence). First wait for the trials' Ray Train actors to end:
-    ``fit()`` returns once Tune has stopped each trial, and the controller and workers a trial started end after it
-    (a worker of a trial ASHA stopped may still be writing a checkpoint)."""
-    if not _actors_ended(TRAIN_ACTORS):
-        log.warning("sweep %s: Ray Train actors were still alive %d s after the sweep ended; removing the other "
-                    "trials' checkpoints anyway", space.name, ACTORS_WAIT_S)
-    for result in results:
-        if result.error is None and "trial_id" in (result.metrics or {}):
-            if trial_name(space, result.metrics["trial_id"]) != best:
-                shutil.rmtree(run_directory(_trial_config(space, result)), ignore_errors=True)
-
-
-TRAIN_ACTORS = ("TrainController", "RayTrainWorker")
-# A trial's own actor (Tune's wrapper of a function trainable) and the Ray Train actors it started.
-TRIAL_ACTORS = ("ImplicitFunc", *TRAIN_ACTORS)
-ACTORS_WAIT_S = 120
-
-
-def _actors_ended(class_names: tuple[str, ...]) -> bool:
-    """Whether this job has no actor of ``class_names`` alive, waiting up to ``ACTORS_WAIT_S`` for the last to end."""
-    address, job_id = ray.get_runtime_context().gcs_address, ray.get_runtime_context().get_job_id()
-    deadline = time.monotonic() + ACTORS_WAIT_S
-    while time.monotonic() < deadline:
-        try:
-            actors = list_actors(address=address, timeout=10, limit=10_000, raise_on_missing_output=False,
-                                 filters=[("job_id", "=", job_id), ("state", "=", "ALIVE")])
-        except Exception:  # noqa: BLE001 - the state API can be slow on a loaded machine: ask again
-            actors = None
-        if actors is not None and not any(actor.class_name in class_names for actor in actors):
-            return True
-        time.sleep(1)
-    return False
 
 
 def _best_result(space: SearchSpace, results: tune.ResultGrid) -> tune.Result:
@@ -339,68 +274,3 @@ class _TuneInterruption(logging.Handler):
 
     def __exit__(self, *exc_info) -> None:
         logging.getLogger("ray.tune.tune").removeHandler(self)
-
-
-def _interrupted(error: BaseException | None) -> bool:
-    """Whether a trial ended because the sweep was interrupted (Ctrl-C reaches the trial's process too, which then
-    fails with KeyboardInterrupt, possibly wrapped by Ray), not because of a fault of its own."""
-    while error is not None:
-        if isinstance(error, KeyboardInterrupt) or "KeyboardInterrupt" in f"{type(error).__name__}: {error}":
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-def _close_trial_runs(uri: str, space: SearchSpace, results, interrupted: bool) -> None:
-    """Close every trial's child run that its trial could not close. After an interruption every unfinished one is
-    ``KILLED``, also one the interruption made fail on its way down (its trial resumes with the same command,
-    reopening it), but a run that diverged stays ``FAILED``: its divergence record, which the resumed sweep reads
-    to fail it again without training, decides, not its error (a trial stopped under its training may fail with any
-    error). After a complete sweep a trial that errored is ``FAILED`` and one ASHA stopped is ``FINISHED`` (its last
-    dev score is already in its run). Call it once the trials' actors have ended, so no trial closes its own run
-    after this."""
-    client = MlflowClient(uri)
-    errored = {trial_name(space, r.metrics["trial_id"]) for r in results
-               if r.error is not None and (r.metrics or {}).get("trial_id")}
-    trials = trials_directory(sweep_directory(space))
-    for run in client.search_runs(
-        experiment_ids=[e.experiment_id for e in client.search_experiments()],
-        filter_string=f"tags.`{tags.SWEEP}` = '{space.name}' and tags.`{tags.KIND}` = 'trial'",
-    ):
-        if interrupted and run.info.status in ("RUNNING", "FAILED"):
-            status = "FAILED" if Divergence.load(trials / run.info.run_name) is not None else "KILLED"
-            if run.info.status != status:
-                client.set_terminated(run.info.run_id, status=status)
-        elif not interrupted and run.info.status == "RUNNING":
-            client.set_terminated(run.info.run_id, status="FAILED" if run.info.run_name in errored else "FINISHED")
-
-
-def _trials_table(results) -> pd.DataFrame:
-    """One row per trial, a trial that failed before its first report too (Tune's ``get_dataframe`` leaves it out):
-    its id and parameters, its last report's epoch, dev score, loss and final score, and its error (the last line
-    of Tune's message, which names the exception)."""
-    rows = []
-    for result in results:
-        metrics = result.metrics or {}
-        error = str(result.error).strip().splitlines() if result.error is not None else []
-        rows.append({"trial_id": metrics.get("trial_id"),
-                     **{f"config/{key}": value for key, value in _trial_params(_result_config(result)).items()},
-                     **{key: metrics.get(key) for key in ("epoch", "dev_score", "loss", FINAL_METRIC)},
-                     "error": error[-1] if error else ""})
-    return pd.DataFrame(rows)
-
-
-def _result_config(result) -> dict:
-    """A trial's config: from its last report, else from the ``params.json`` Tune writes as the trial starts (a
-    trial that never reported, restored from disk, has no report to carry it)."""
-    if result.config:
-        return result.config
-    params = Path(result.path) / "params.json"
-    return json.loads(params.read_text()) if params.is_file() else {}
-
-
-def _log_trials_table(parent: RunTracker, results) -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "trials.csv"
-        _trials_table(results).to_csv(path, index=False)
-        parent.log_artifact(path, "sweep")
