@@ -67,8 +67,10 @@ def evaluate_options(name: str) -> str:
 @click.option("--recipe", "only", multiple=True, help="run only these recipes of the plan (repeatable)")
 @click.option("--seed", "seeds", type=int, multiple=True,
               help="train only these seeds of the plan's `seeds` (repeatable; the table then says how many)")
+@click.option("--dev-curve", is_flag=True,
+              help="train nothing: write the dev curves of the plan's finished runs into its document, below its table")
 @common_options
-def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], overrides: dict) -> int:
+def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], dev_curve: bool, overrides: dict) -> int:
     """Compare every recipe of the plan (over its training seeds) with its untrained initialisation and the plan's
     baselines (GloVe by default; the bilingual plan, jobs/configs/bilingual/plan.yaml: the English champion); write
     the table into the plan's `document` (docs/quality.md for both shipped plans) and log it to MLflow."""
@@ -79,6 +81,8 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     from parabit.tracking import RunTracker, tags
 
     plan = load(QualityPlan, project_path(config_path), overrides)
+    if dev_curve:
+        return write_dev_curve(plan)
     unknown = sorted(set(only) - set(plan.recipes))
     if unknown:
         raise ConfigError(f"--recipe {unknown}: the plan's recipes are {sorted(plan.recipes)}")
@@ -116,6 +120,23 @@ def quality(config_path: str, only: tuple[str, ...], seeds: tuple[int, ...], ove
     tracker.start()
     with tracker.closing():
         tracker.log_text(text, "quality/table.md")
+    return 0
+
+
+def write_dev_curve(plan) -> int:
+    """Print the dev curves of ``plan``'s runs (:func:`parabit.quality.dev_curve_section`) and write them into its
+    document (a run the store does not have: one line naming it)."""
+    from parabit.config import ConfigError
+    from parabit.quality import dev_curve_section, write_table
+
+    try:
+        section = dev_curve_section(plan)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    click.echo(section)
+    if plan.document is not None:
+        path = write_table(project_path(plan.document), section, f"{plan.name}-dev-curve")
+        click.echo(f"dev curve written to {path}")
     return 0
 
 

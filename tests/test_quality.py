@@ -188,9 +188,8 @@ def test_the_transformer_plan_s_dev_curve_shows_each_recipe_s_run_and_its_dev_se
 
 
 def test_the_dev_curve_command_names_what_it_cannot_read(tmp_path, capsys):
-    from parabit.quality import main
+    from parabit.cli import run_command
 
-    assert main(["dev-curve", str(tmp_path / "missing.yaml")]) == 2
+    assert run_command(argv=["quality", "--config", str(tmp_path / "missing.yaml"), "--dev-curve"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("error: ") and "missing.yaml" in error and "\n" not in error
-    assert main(["curve"]) == 2

@@ -10,7 +10,6 @@ read and the recipes (a training config plus ``--set`` overrides each). ``parabi
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -380,28 +379,3 @@ def dev_curve_section(plan: QualityPlan, uri: str | None = None) -> str:
     return "\n\n".join(f"Dev score ({dev}) against pairs seen, after each epoch (0: the untrained start; MLflow "
                         f"experiment `{experiment}`):\n\n{dev_curve_markdown(experiment, names, uri)}"
                         for (experiment, dev), names in groups.items())
-
-
-def main(argv: Sequence[str]) -> int:
-    """``python -m parabit.quality dev-curve PLAN.yaml``: write the dev curves of the plan's finished runs into the
-    plan's document, below its table (until ``parabit quality`` writes them itself). A plan that does not load, or a
-    run the store does not have, is one line and exit code 2."""
-    from parabit.config import ConfigError, load_config
-
-    if len(argv) != 2 or argv[0] != "dev-curve":
-        print("usage: python -m parabit.quality dev-curve PLAN.yaml", file=sys.stderr)
-        return 2
-    try:
-        plan = load_config(QualityPlan, project_path(argv[1]))
-        section = dev_curve_section(plan)
-    except (ConfigError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(section)
-    if plan.document is not None:
-        print(f"dev curve written to {write_table(project_path(plan.document), section, f'{plan.name}-dev-curve')}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
