@@ -30,6 +30,8 @@ def test_shipped_configs_load(path):
     ({"translation": {"options": {"mode": "fra-eng"}, "direction": "fr-en"}}, r"apertium-eng-spa"),
     ({"sources": [{"format": "csv", "path": "x.csv"}]}, r"sources\[0\].format: Input should be 'tatoeba'"),
     ({"select": {"sample_size": 0}}, r"select.sample_size: Input should be greater than 0 \(got 0\)"),
+    ({"sources": [{"lang": "de"}]}, r"no shipped Tatoeba file for lang 'de'"),
+    ({"sources": [{"path": "a/spa.txt.gz"}, {"path": "b/spa.txt.gz"}]}, r"distinct file names"),
 ])
 def test_bad_config_fails_at_load(tmp_path, section, message):
     path = tmp_path / "bad.yaml"
@@ -43,3 +45,11 @@ def test_bad_config_stops_the_job_before_it_starts(tmp_path, capsys):
     path.write_text("score: {filters: [{name: perplexity}]}\n")
     assert run_command(argv=["backtranslate", "--config", str(path)]) == 2
     assert "unknown filter 'perplexity'" in capsys.readouterr().err
+
+
+def test_two_shipped_tatoeba_sources_are_two_files():
+    # Without `path` each reads its language's shipped file: distinct names, so distinct row ids.
+    config = PipelineConfig(sources=[{"lang": "es"}, {"lang": "fr"}],
+                            translation={"mode": "roundtrip", "direction": "en-pt-en", "engine": "marian-pt",
+                                         "options": {}})
+    assert [source.file.name for source in config.sources] == ["spa.txt.gz", "fra.txt.gz"]

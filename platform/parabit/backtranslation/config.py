@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
 from parabit.config import Config, ConfigError
+from parabit.data.bitext import TATOEBA_FILES
 from parabit.data.heldout import HeldoutSetting
 from parabit.filters import Filter, FilterError, build_filter, filter_class
 from parabit.paths import data_root, output_root
@@ -49,11 +50,20 @@ class SourceConfig(Config):
         if (self.format == "moses") != bool(self.foreign_path):
             raise ValueError("'foreign_path' (the line-aligned foreign file) is required for, and only for, "
                              "moses sources")
+        if not self.path and self.lang not in TATOEBA_FILES:
+            raise ValueError(f"no shipped Tatoeba file for lang {self.lang!r} (shipped: {sorted(TATOEBA_FILES)}); "
+                             "give 'path'")
         return self
 
     def resolve(self, path: str) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else data_root() / candidate
+
+    @property
+    def file(self) -> Path:
+        """The file this source reads (its name is hashed into the row ids): ``path`` resolved, else the shipped
+        Tatoeba file of ``lang``."""
+        return self.resolve(self.path) if self.path else data_root().joinpath("bitext", *TATOEBA_FILES[self.lang])
 
 
 class TranslationConfig(Config):
@@ -260,7 +270,7 @@ class PipelineConfig(Config):
     def _consistent(self):
         if not self.sources:
             raise ValueError("sources is empty; list at least one bitext source")
-        names = [source.path and Path(source.path).name for source in self.sources]
+        names = [source.file.name for source in self.sources]
         if len(set(names)) != len(names):
             # Row ids hash the file name and line number, so two inputs with one name would collide.
             raise ValueError(f"sources must have distinct file names (row ids hash them); got {names}")

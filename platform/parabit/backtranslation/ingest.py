@@ -22,10 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from parabit.data.bitext import LANGUAGE_NAMES, TATOEBA_FILES, BitextPair, iter_line_aligned, iter_tatoeba
+from parabit.data.bitext import LANGUAGE_NAMES, BitextPair, iter_line_aligned, iter_tatoeba
 from parabit.data.errors import DataFormatError, Quarantine
 from parabit.data.heldout import HeldoutSets
-from parabit.paths import data_path
 from parabit.backtranslation.config import SourceConfig
 from parabit.backtranslation.stage import DATA, REJECTS, write_rejects
 
@@ -54,11 +53,10 @@ def read_source(source: SourceConfig, chunk_rows: int = ROWS_PER_FILE,
         yield from _read_parquet(source, chunk_rows, heldout)
         return
     quarantine = Quarantine()
+    path = source.file
     if source.format == "tatoeba":
-        path = source.resolve(source.path) if source.path else data_path("bitext", *TATOEBA_FILES[source.lang])
         pairs = iter_tatoeba(path, lang=source.lang, quarantine=quarantine, limit=source.limit, heldout=heldout)
     else:
-        path = source.resolve(source.path)
         pairs = iter_line_aligned(path, source.resolve(source.foreign_path), lang=source.lang,
                                   quarantine=quarantine, limit=source.limit, heldout=heldout)
     while chunk := list(islice(pairs, chunk_rows)):
