@@ -147,7 +147,7 @@ def test_a_cell_uses_the_distance_and_negatives_the_paper_states_for_its_conditi
 
 
 def test_the_points_re_scored_at_the_cells_scale_are_the_best_of_each_optimiser_then_the_best_overall():
-    from parabit.papers.elgohary.plan import rescore_candidates
+    from parabit.papers.elgohary.tuning import rescore_candidates
 
     trials = [_trial("a", "adagrad", 25, 0.70), _trial("b", "adagrad", 50, 0.69), _trial("c", "adagrad", 100, 0.68),
               _trial("d", "adam", 25, 0.52), _trial("e", "adam", 50, None)]
@@ -237,7 +237,7 @@ def test_the_tuning_ablations_train_every_seed_whatever_their_first_seed_shows()
 
 def test_the_compute_estimate_reads_the_speed_of_the_newest_cells_not_of_an_older_slower_step():
     from parabit.papers.cells import Results
-    from parabit.papers.elgohary.plan import RATE_CELLS
+    from parabit.papers.elgohary.compute import RATE_CELLS, compute_table
     from parabit.papers.records import CellRecord
 
     def record(n: int, day: int, seconds: float) -> CellRecord:  # 100,000 pairs × the paper's 10 epochs
@@ -248,10 +248,10 @@ def test_the_compute_estimate_reads_the_speed_of_the_newest_cells_not_of_an_olde
     slow = [record(n, 1, 1000.0) for n in range(60)]  # 1,000 pairs × epochs/s
     fast = [record(n, 5, 100.0) for n in range(RATE_CELLS)]  # 10,000
     plan = _restored_plan(history=lambda paper: [*fast[:5], *slow, *fast[5:]])
-    text = plan._compute(Results())
+    text = compute_table(plan, Results())
     assert f"Estimated at 10,000 pairs × epochs per second per cell (the median of the {RATE_CELLS} newest" in text
     assert "from 2026-12-05 to 2026-12-05" in text
-    only_slow = _restored_plan(history=lambda paper: slow)._compute(Results())
+    only_slow = compute_table(_restored_plan(history=lambda paper: slow), Results())
     assert _estimated_hours(text) == pytest.approx(_estimated_hours(only_slow) / 10, abs=0.1)
 
 

@@ -1,5 +1,5 @@
 """Elgohary & Carpuat's data analyses: undertrained words (Table 4) and how many pairs each condition offers (the
-sizes of Tables 5 and 6). The trained tables are declared in :mod:`parabit.papers.elgohary.plan`."""
+sizes of Tables 5 and 6). The trained tables are declared in :mod:`parabit.papers.elgohary.tables`."""
 
 from __future__ import annotations
 

@@ -15,6 +15,8 @@ from parabit.phrases import PhrasesConfig
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
 Objective = Literal["jbi", "jpa"]
 Ablation = Literal["composition", "unknown_words", "pruning", "optimiser", "data", "tuning", "budget", "reading"]
+MONO = ("ppdb", "pivot_paraphrases")  # the two conditions that stand for the paper's monolingual phrases (MonoPh)
+MAIN = ("bilingual_sentences", "bilingual_phrases")  # the paper's central comparison, which every ablation repeats
 
 
 class ReproductionConfig(Config):

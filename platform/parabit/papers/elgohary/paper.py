@@ -60,6 +60,8 @@ TABLE3: dict[tuple[str, str], dict[tuple[str, str], float]] = {
 # Table 4: undertrained-word ratio (tokens seen < 100 times in training), MonoPh / BiPh / BiSent
 TABLE4 = {"sts2012": (.15, .17, .09), "sts2013": (.16, .17, .11), "sts2014": (.19, .22, .11),
           "sts2015": (.15, .19, .11), "sick": (.20, .25, .15)}
+# the Table 4 column (MonoPh / BiPh / BiSent) that stands beside each parabit condition
+PAPER_TABLE4_COLUMN = {"ppdb": 0, "pivot_paraphrases": 0, "bilingual_phrases": 1, "bilingual_sentences": 2}
 # Table 5: SICK Pearson under J_bi, all pairs → pairs sharing no SICK bigram (pairs before → after)
 TABLE5 = {"MonoPh": (.53, .54, "3M → 2.3M"), "BiPh": (.66, .65, "3M → 2.1M"), "BiSent": (.63, .58, "1.9M → 0.47M")}
 # Table 6: BiPh J_bi by number of training pairs
