@@ -10,7 +10,8 @@ import json
 import pytest
 
 from parabit.config import load_config
-from parabit.papers.bildrl.plan import BilDRLPlan, facts_key, stages_read
+from parabit.papers.bildrl.plan import BilDRLPlan
+from parabit.papers.bildrl.stages import facts_key, stages_read
 from parabit.papers.findings import UNTESTABLE
 from parabit.papers.records import local
 from parabit.papers.plan import PlanContext
@@ -66,7 +67,7 @@ def test_only_the_cells_that_read_the_changed_es_en_dictionary_change_their_dige
 def test_table_4_is_not_testable_and_says_the_untrained_reference_it_measured(restored):
     _, paper = restored
     plan = paper.plan
-    references = {split: plan._references[split]["paraphrase-en-es"]["accuracy"] for split in plan.splits}
+    references = {split: plan.measured.references[split]["paraphrase-en-es"]["accuracy"] for split in plan.splits}
     table4 = [table for table in plan.tables() if table.title.startswith("Table 4")]
     assert len(table4) == len(plan.splits) and all(t.title.endswith("not testable here") for t in table4)
     paraphrase = [f for f in plan.findings() if "paraphrase" in f.claim or "Table 4" in f.claim]
@@ -83,8 +84,8 @@ def test_table_4_is_not_testable_and_says_the_untrained_reference_it_measured(re
 def test_a_record_from_before_the_change_keeps_what_still_holds_and_never_the_changed_stage(restored):
     reproduction, paper = restored
     plan = paper.plan
-    assert set(plan._overlaps["strict"]) == set(plan._overlaps["authors"]) == {"en-es", "fr-en"}
-    assert "es-en" not in plan._references["strict"] and "en-es" in plan._references["strict"]
+    assert set(plan.measured.overlaps["strict"]) == set(plan.measured.overlaps["authors"]) == {"en-es", "fr-en"}
+    assert "es-en" not in plan.measured.references["strict"] and "en-es" in plan.measured.references["strict"]
     recorded = reproduction.ledger.prepared("bildrl", paper.data_digest).facts
     assert recorded["test_in_training"]["strict"]["es-en"]["rows"] > 0  # the old es-en numbers are in the record
     # The data step measures es-en again: its facts go under their own key, which a record made before the change
@@ -94,9 +95,10 @@ def test_a_record_from_before_the_change_keeps_what_still_holds_and_never_the_ch
     fresh[ES_EN] = {"strict": {"overlap": measured, "stage": {"lines": 9}, "reference": {"p_at_1": 0.5}}}
     again = BilDRLPlan(plan.context)
     again.restore(local({**fresh, **recorded}))
-    assert again._overlaps["strict"]["es-en"] == measured and again._references["strict"]["es-en"] == {"p_at_1": 0.5}
-    assert again._overlaps["authors"].keys() == {"en-es", "fr-en"}  # not measured there yet: shown as such
-    assert again._overlaps["strict"]["en-es"] == plan._overlaps["strict"]["en-es"]
+    assert again.measured.overlaps["strict"]["es-en"] == measured
+    assert again.measured.references["strict"]["es-en"] == {"p_at_1": 0.5}
+    assert again.measured.overlaps["authors"].keys() == {"en-es", "fr-en"}  # not measured there yet: shown as such
+    assert again.measured.overlaps["strict"]["en-es"] == plan.measured.overlaps["strict"]["en-es"]
     assert facts_key("es-en") == ES_EN and facts_key("en-es") == facts_key("paraphrase-en-es") == ""
 
 

@@ -1,7 +1,13 @@
 """Chen et al. (2019), BilDRL, as published (``shared/SEED_TABLES.md``): the numbers the reproduction sets ours
-beside."""
+beside, and the directions and models of Table 3 that it builds."""
 
 from __future__ import annotations
+
+# Table 3's directions built here, the paper's single-direction encoders, and the pair its multi-task and joint
+# models learn together.
+DIRECTIONS = ("en-es", "es-en", "fr-en")
+SINGLE = ("bow", "cnn", "gru", "att")
+ES_PAIR = ("en-es", "es-en")
 
 # Chen et al. 2019, Table 3 (P@1 %, P@10 %, MRR) for the directions built here, and Table 4 (En&Es accuracy %, F1).
 PAPER_TABLE3 = {
