@@ -52,13 +52,13 @@ def rows(path):
 @pytest.mark.slow
 def test_each_variant_is_its_own_seeded_selection_of_the_scored_pairs(prepared):
     plan = prepared
-    assert plan.sizes["main"] == SIZE
-    unfiltered = rows(plan.paths["bt-unfiltered"])
+    assert plan.prepared.sizes["main"] == SIZE
+    unfiltered = rows(plan.prepared.paths["bt-unfiltered"])
     assert len(unfiltered) == SIZE and len({r["row_id"] for r in unfiltered}) == SIZE
     assert all(r["text_a"] != r["text_b"] for r in unfiltered)  # identical pairs teach nothing
-    tuned = plan.tuned["bleu"]
-    chosen = rows(plan.paths["bt-bleu"])
-    assert plan.paths["bt-bleu"] == project_path(tuned.chosen.path) and len(chosen) == SIZE
+    tuned = plan.prepared.tuned["bleu"]
+    chosen = rows(plan.prepared.paths["bt-bleu"])
+    assert plan.prepared.paths["bt-bleu"] == project_path(tuned.chosen.path) and len(chosen) == SIZE
     bounds = tuned.chosen.thresholds
     assert all(bounds.get("minimum", -np.inf) <= r["bleu"] <= bounds.get("maximum", np.inf) for r in chosen)
     # the windows are quantiles of the score: the two candidates keep disjoint halves of the pairs by BLEU
@@ -69,36 +69,38 @@ def test_each_variant_is_its_own_seeded_selection_of_the_scored_pairs(prepared):
 
 @pytest.mark.slow
 def test_the_threshold_sweep_scores_every_window_on_the_dev_set_and_keeps_the_best(prepared):
-    tuned = prepared.tuned["bleu"]
+    plan = prepared
+    tuned = plan.prepared.tuned["bleu"]
     scores = [t.dev_score for t in tuned.trials]
     assert len(scores) == 2 and all(s is not None and np.isfinite(s) for s in scores)
     assert tuned.best == int(np.argmax(scores))
-    assert "| bleu (" in prepared.tables()[0].markdown(Results())
+    assert "| bleu (" in plan.tables()[0].markdown(Results())
 
 
 @pytest.mark.slow
 def test_length_cells_hold_only_pairs_in_their_range_at_one_equal_size(prepared):
     plan = prepared
-    size = plan.sizes["length"]
+    size = plan.prepared.sizes["length"]
     assert 0 < size <= SIZE
     for key, (low, high) in (("len-0-6", (0, 6)), ("len-6-plus", (6, None))):
-        selected = rows(plan.paths[key])
+        selected = rows(plan.prepared.paths[key])
         assert len(selected) == size
         for r in selected:  # both sides' token counts, as the pipeline's length filter scored them
             for tokens in (r["tokens_reference"], r["tokens_translation"]):
                 assert low <= tokens and (high is None or tokens <= high), (key, r["text_a"])
-    assert len(rows(plan.paths["len-any"])) == size
-    assert plan.available_by_range["len-6-plus"] >= size and plan.available_by_range["len-any"] >= size
+    assert len(rows(plan.prepared.paths["len-any"])) == size
+    available = plan.prepared.available_by_range
+    assert available["len-6-plus"] >= size and available["len-any"] >= size
 
 
 @pytest.mark.slow
 def test_the_engine_comparison_round_trips_the_same_references_through_marian_pt(prepared):
     plan = prepared
-    apertium, marian = rows(plan.paths["engine-apertium"]), rows(plan.paths["engine-marian"])
-    assert len(apertium) == len(marian) == plan.sizes["engines"] > 0
+    apertium, marian = rows(plan.prepared.paths["engine-apertium"]), rows(plan.prepared.paths["engine-marian"])
+    assert len(apertium) == len(marian) == plan.prepared.sizes["engines"] > 0
     assert {r["engine"] for r in marian} == {"marian-pt"} and all(r["pivot"] for r in marian)
     assert {r["engine"] for r in apertium} == {"apertium"}
-    references = set(plan.engines["apertium"][0]) | set(plan.engines["marian"][0])
+    references = set(plan.prepared.engines["apertium"][0]) | set(plan.prepared.engines["marian"][0])
     assert {r["text_a"] for r in marian} <= references
     comparisons = plan._comparisons()
     assert {"apertium (all)", "apertium", "marian"} <= set(comparisons)
