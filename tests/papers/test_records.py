@@ -7,7 +7,7 @@ from parabit.papers.cells import Group, make_cell, reconfigure
 from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.papers.plan import PlanContext
 from parabit.papers.records import cell_digest, digest, local, portable, settings
-from parabit.papers.wieting.plan import WietingSettings
+from parabit.papers.wieting.settings import WietingSettings
 from parabit.paths import data_root, output_root, project_path
 from parabit.recipes import load_run_config
 from parabit.reproduction.config import ReproduceConfig

@@ -10,12 +10,12 @@ from typing import Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 
 from parabit.papers.bao.plan import BaoSettings
-from parabit.papers.bildrl.plan import BilDRLSettings
+from parabit.papers.bildrl.settings import BilDRLSettings
 from parabit.config import Config, check_name
 from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.paths import output_root, project_path
 from parabit.reproduction.plans import PLANS
-from parabit.papers.wieting.plan import WietingSettings
+from parabit.papers.wieting.settings import WietingSettings
 
 PAPERS = tuple(PLANS)
 

@@ -106,9 +106,3 @@ def select_variant(scored: StageOutput, root: Path, variant: Variant, size: int,
                         scored.fingerprint)
     output = run_stage(root, variant.name, stage, partial(select, scored, settings, variant.filters))
     return output.path / DATA / PAIRS_FILE
-
-
-def selected_rows(path: Path) -> int:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(path).metadata.num_rows
