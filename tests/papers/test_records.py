@@ -3,18 +3,14 @@ lives), and paths are written relative to the output, data and project folders."
 
 from __future__ import annotations
 
-from parabit.papers.cells import Group, make_cell, reconfigure
+from parabit.papers.cells import reconfigure
 from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.papers.plan import PlanContext
 from parabit.papers.records import cell_digest, digest, local, portable, settings
 from parabit.papers.wieting.settings import WietingSettings
 from parabit.paths import data_root, output_root, project_path
-from parabit.recipes import load_run_config
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.plans import PLANS
-
-SICK = "jobs/configs/siamese/sick_en.yaml"
-
 
 def test_paths_are_written_relative_to_the_output_data_and_project_folders_and_back():
     value = {"a": str(output_root() / "prepared" / "x"), "b": [str(data_root() / "sts")],
@@ -25,9 +21,8 @@ def test_paths_are_written_relative_to_the_output_data_and_project_folders_and_b
     assert local(written) == value
 
 
-def test_a_cell_digest_covers_what_it_trains_not_where_or_how_it_runs():
-    sick = Group("sick-sialstm", load_run_config(project_path(SICK)))
-    config = make_cell("repro", "parabit-reproduction", "bao", sick, 1).config
+def test_a_cell_digest_covers_what_it_trains_not_where_or_how_it_runs(sick_cell):
+    config = sick_cell.config
     same = [reconfigure(config, {"scaling.cpus_per_worker": 0.5}), reconfigure(config, {"tracking.experiment": "x"}),
             reconfigure(config, {"max_failures": 0}), reconfigure(config, {"name": "another-name"}),
             reconfigure(config, {"scaling.in_process": True}), reconfigure(config, {"checkpoint_every": 5})]

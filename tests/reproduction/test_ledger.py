@@ -12,7 +12,7 @@ from parabit.config import ConfigError
 from parabit.papers.records import PreparedRecord
 from parabit.reproduction.ledger import Ledger
 
-from .conftest import finished_record as record
+from ..conftest import finished_record as record
 
 
 def test_records_are_appended_one_line_each_and_read_back(sick_cell, tmp_path):

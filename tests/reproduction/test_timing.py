@@ -9,7 +9,7 @@ from parabit.papers.cells import CellResult, Results
 from parabit.papers.records import CellRecord
 from parabit.reproduction.timing import CellsLeft, PaperTime
 
-from .conftest import finished_record as record
+from ..conftest import finished_record as record
 
 
 def test_wall_time_counts_overlapping_cells_once(sick_cell):
