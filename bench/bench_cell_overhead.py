@@ -52,7 +52,8 @@ def main() -> None:
     from mlflow.tracking import MlflowClient
 
     from parabit.output import configure_output
-    from parabit.papers.cells import Group, make_cell
+    from parabit.papers.cells import Group
+    from parabit.reproduction.cells import make_cell
     from parabit.reproduction.cells import CellRunner
     from parabit.reproduction.ledger import Ledger
     from parabit.ray_runtime import init_ray

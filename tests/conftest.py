@@ -11,11 +11,12 @@ import pytest
 
 from parabit.data.bitext import read_tatoeba
 from parabit.evaluation.config import EvaluationConfig
-from parabit.papers.cells import Group, make_cell
+from parabit.papers.cells import Group
 from parabit.papers.records import CellRecord
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.recipes.pairs.config import DataConfig, ModelConfig, ObjectiveConfig, PairsConfig
+from parabit.reproduction.cells import make_cell
 from parabit.training import OptimConfig, ScalingSettings
 
 

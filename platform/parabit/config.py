@@ -90,6 +90,15 @@ def to_dict(config: BaseModel) -> dict:
     return config.model_dump(mode="json")
 
 
+def reconfigure(config: T, overrides: Mapping[str, Any]) -> T:
+    """``config`` with dotted ``overrides`` applied (as ``--set``), validated again; a :class:`ConfigError` names
+    the config's ``name`` where it has one."""
+    data = to_dict(config)
+    for dotted, value in overrides.items():
+        apply_override(data, dotted, value)
+    return from_dict(type(config), data, where=f"config {getattr(config, 'name', type(config).__name__)}")
+
+
 def load_config(cls: type[T], path: str | Path, overrides: Mapping[str, Any] | None = None) -> T:
     """Load ``cls`` from a YAML file; ``overrides`` are dotted keys (``{"optim.lr": 0.01}``) applied on top."""
     data = read_yaml(path)
@@ -273,4 +282,4 @@ def check_field_path(cls: type[BaseModel], path: str, where: str) -> None:
 
 __all__ = ["Config", "ConfigError", "ConfigFile", "apply_override", "check_field_path", "check_name", "check_finite",
            "config_file_fields", "describe", "field_paths", "from_dict", "is_config_file", "load_config",
-           "parse_override", "parse_overrides", "read_yaml", "section_class", "to_dict"]
+           "parse_override", "parse_overrides", "read_yaml", "reconfigure", "section_class", "to_dict"]

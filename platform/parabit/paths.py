@@ -18,6 +18,9 @@ installed wheel lives in site-packages. :func:`project_root` therefore takes the
    that one;
 
 and fails with :class:`ProjectNotFoundError`, saying what it tried, when there is none.
+
+Where a path is written down to be read in another checkout (the results ledger, the digests that key it),
+:func:`portable` writes it relative to the output, data or project folder and :func:`local` reads it back here.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import functools
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 PROJECT_ENV = "PARABIT_PROJECT"
 
@@ -133,3 +137,48 @@ def pipeline_stage(reference: str) -> Path:
     if reference.startswith(PIPELINE_REFERENCE):
         return output_root() / "pipelines" / reference.removeprefix(PIPELINE_REFERENCE)
     return project_path(reference)
+
+
+# How a path is written where it must not depend on the checkout (the results ledger, digests): relative to one of
+# these roots.
+_ROOTS = (("$OUTPUTS", output_root), ("$DATA", data_root), ("$PROJECT", project_root))
+
+
+def _roots() -> list[tuple[str, str]]:
+    roots = []
+    for name, root in _ROOTS:
+        try:
+            roots.append((name, str(root())))
+        except FileNotFoundError:  # no data folder here: its paths stay as they are
+            continue
+    return roots
+
+
+def _map_strings(value: Any, convert) -> Any:
+    """``value`` with ``convert`` applied to every string in it (dicts and lists walked; tuples become lists)."""
+    if isinstance(value, dict):
+        return {key: _map_strings(item, convert) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_map_strings(item, convert) for item in value]
+    return convert(value) if isinstance(value, str) else value
+
+
+def _rebase(text: str, prefixes: list[tuple[str, str]]) -> str:
+    """``text`` with the first matching ``old`` path prefix (a whole path component) replaced by ``new``."""
+    for old, new in prefixes:
+        if text == old or text.startswith(old + "/"):
+            return new + text[len(old):]
+    return text
+
+
+def portable(value: Any) -> Any:
+    """``value`` (a config's dict, a plan's facts) with every absolute path under the output, data or project folder
+    written as ``$OUTPUTS/...``, ``$DATA/...`` or ``$PROJECT/...``."""
+    prefixes = [(root, name) for name, root in _roots()]
+    return _map_strings(value, lambda text: _rebase(text, prefixes))
+
+
+def local(value: Any) -> Any:
+    """The inverse of :func:`portable` in this checkout."""
+    prefixes = [(name, root) for name, root in _roots()]
+    return _map_strings(value, lambda text: _rebase(text, prefixes))

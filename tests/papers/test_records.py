@@ -3,10 +3,11 @@ lives), and paths are written relative to the output, data and project folders."
 
 from __future__ import annotations
 
-from parabit.papers.cells import reconfigure
+from parabit.config import reconfigure
 from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.papers.plan import PlanContext
-from parabit.papers.records import cell_digest, digest, local, portable, settings
+from parabit.papers.records import cell_digest, digest, settings
+from parabit.paths import local, portable
 from parabit.papers.wieting.settings import WietingSettings
 from parabit.paths import data_root, output_root, project_path
 from parabit.reproduction.config import ReproduceConfig

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from parabit.papers.cells import Cell, reconfigure
+from parabit.config import reconfigure
+from parabit.papers.cells import Cell
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.reproduction.cells import CellRunner
 from parabit.reproduction.ledger import Ledger

@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 from parabit.config import load_config
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
-from parabit.papers.records import local
+from parabit.paths import local
 from parabit.reproduction.ledger import Ledger
 from parabit.papers.cells import Results
 from parabit.papers.departures import Departure

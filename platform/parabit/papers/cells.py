@@ -1,28 +1,19 @@
 """A paper's cells: what a table cell stands for (:class:`Group`), one run of it at one training seed (:class:`Cell`,
-made by :func:`make_cell` with a deterministic run name ``<prefix>-<paper>-<group>-s<seed>`` and the digest of what
-it trains, :mod:`parabit.papers.records`), what a cell produced (:class:`CellResult`) and a paper's results by group
-and seed (:class:`Results`). Finding and training cells is the reproduction's (:mod:`parabit.reproduction.cells`).
+with the digest of what it trains, :mod:`parabit.papers.records`), what a cell produced (:class:`CellResult`) and a
+paper's results by group and seed (:class:`Results`). Naming, finding and training cells is the reproduction's
+(:func:`parabit.reproduction.cells.make_cell`, :class:`parabit.reproduction.cells.CellRunner`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
-from parabit.config import apply_override, from_dict, to_dict
-from parabit.papers.records import CellRecord, cell_digest
+from parabit.config import reconfigure
+from parabit.papers.records import CellRecord
 from parabit.tracking import tags
 from parabit.training import TrainingConfig
-
-
-def reconfigure(config: TrainingConfig, overrides: Mapping[str, Any]) -> TrainingConfig:
-    """``config`` with dotted ``overrides`` applied (as ``--set``), validated again."""
-    data = to_dict(config)
-    for dotted, value in overrides.items():
-        apply_override(data, dotted, value)
-    return from_dict(type(config), data, where=f"cell {config.name}")
 
 
 @dataclass(frozen=True)
@@ -81,20 +72,6 @@ class Cell:
         if cpus_per_worker >= self.config.scaling.cpus_per_worker:
             return self
         return replace(self, config=reconfigure(self.config, {"scaling.cpus_per_worker": cpus_per_worker}))
-
-
-def cell_name(prefix: str, paper: str, group: str, seed: int) -> str:
-    return f"{prefix}-{paper}-{group}-s{seed}"
-
-
-def make_cell(prefix: str, experiment: str, paper: str, group: Group, seed: int, data_digest: str = "") -> Cell:
-    """The cell of ``group`` at ``seed``: its config renamed, reseeded and logged to the reproduction's experiment
-    (nothing registered: cells are measurements, not models to serve). ``data_digest``: what the paper's prepared
-    data depends on (part of the cell's digest)."""
-    name = cell_name(prefix, paper, group.key, seed)
-    config = reconfigure(group.config, {"name": name, "seed": seed, "tracking.experiment": experiment,
-                                        "tracking.register_as": ""})
-    return Cell(paper, group.key, seed, config, cell_digest(config, data_digest))
 
 
 @dataclass(frozen=True)

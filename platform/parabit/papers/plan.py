@@ -173,13 +173,6 @@ class PaperPlan(ABC):
     def restore(self, facts: dict[str, Any]) -> None:
         """Take back what :meth:`facts` returned (instead of running :meth:`prepare`)."""
 
-    def prepared_facts(self) -> dict[str, Any]:
-        return {"missing": dict(self.missing), **self.facts()}
-
-    def restore_prepared(self, facts: dict[str, Any]) -> None:
-        self.missing = dict(facts.get("missing", {}))
-        self.restore(facts)
-
     @abstractmethod
     def groups(self) -> list[Group]:
         """Every group of cells this reproduction trains (called after :meth:`prepare`)."""

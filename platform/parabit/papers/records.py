@@ -14,7 +14,7 @@ training settings, or the data the paper prepares, changed since) is **stale**: 
 The digest covers the training config's settings that differ from their defaults, without those that may change
 between runs of one name (its run name, tracking, scaling, storage: :data:`parabit.training.config.RESUMABLE_CHANGES`)
 and without the paths of config files (:data:`parabit.config.ConfigFile`: what was read from them counts),
-with paths written relative to the project, data and output folders (:func:`portable`), so the same cell has the same
+with paths written relative to the project, data and output folders (:func:`parabit.paths.portable`), so the same cell has the same
 digest in every checkout and a setting added later at a neutral default invalidates nothing; and the digest of the
 data its paper prepared.
 """
@@ -36,55 +36,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from parabit.config import config_file_fields
-from parabit.paths import data_root, output_root, project_root
+from parabit.paths import portable
 from parabit.training import RESUMABLE_CHANGES, TrainingConfig
 
 CELL, PREPARED = "cell", "prepared"
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-# How a path is written in the ledger: relative to one of these roots, so a digest does not depend on the checkout.
-_ROOTS = (("$OUTPUTS", output_root), ("$DATA", data_root), ("$PROJECT", project_root))
-
-
-def _roots() -> list[tuple[str, str]]:
-    roots = []
-    for name, root in _ROOTS:
-        try:
-            roots.append((name, str(root())))
-        except FileNotFoundError:  # no data folder here: its paths stay as they are
-            continue
-    return roots
-
-
-def _map_strings(value: Any, convert) -> Any:
-    """``value`` with ``convert`` applied to every string in it (dicts and lists walked; tuples become lists)."""
-    if isinstance(value, dict):
-        return {key: _map_strings(item, convert) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_map_strings(item, convert) for item in value]
-    return convert(value) if isinstance(value, str) else value
-
-
-def _rebase(text: str, prefixes: list[tuple[str, str]]) -> str:
-    """``text`` with the first matching ``old`` path prefix (a whole path component) replaced by ``new``."""
-    for old, new in prefixes:
-        if text == old or text.startswith(old + "/"):
-            return new + text[len(old):]
-    return text
-
-
-def portable(value: Any) -> Any:
-    """``value`` (a config's dict, a plan's facts) with every absolute path under the output, data or project folder
-    written as ``$OUTPUTS/...``, ``$DATA/...`` or ``$PROJECT/...``."""
-    prefixes = [(root, name) for name, root in _roots()]
-    return _map_strings(value, lambda text: _rebase(text, prefixes))
-
-
-def local(value: Any) -> Any:
-    """The inverse of :func:`portable` in this checkout."""
-    prefixes = [(name, root) for name, root in _roots()]
-    return _map_strings(value, lambda text: _rebase(text, prefixes))
-
 
 def settings(value: Any) -> Any:
     """``value`` with every config in it as the settings that differ from their defaults: a setting added later

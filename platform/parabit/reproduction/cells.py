@@ -32,8 +32,9 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 
 from parabit.output import configure_worker_output
-from parabit.papers.cells import Cell, CellResult, one_line, reconfigure
-from parabit.papers.records import CellRecord, Provenance, finite_metrics, machine, utc
+from parabit.config import reconfigure
+from parabit.papers.cells import Cell, CellResult, Group, one_line
+from parabit.papers.records import CellRecord, Provenance, cell_digest, finite_metrics, machine, utc
 from parabit.recipes import recipe_for
 from parabit.reproduction.ledger import Ledger
 from parabit.tracking import tags
@@ -44,6 +45,17 @@ from parabit.training import trained_settings
 log = logging.getLogger(__name__)
 
 MLFLOW_GIT_COMMIT = "mlflow.source.git.commit"
+
+
+def make_cell(prefix: str, experiment: str, paper: str, group: Group, seed: int, data_digest: str = "") -> Cell:
+    """The cell of ``group`` at ``seed``: its config renamed ``<prefix>-<paper>-<group>-s<seed>`` (the same name
+    in every run of the reproduction, so a killed cell resumes and its MLflow run is found again), reseeded and
+    logged to the reproduction's ``experiment`` (nothing registered: cells are measurements, not models to serve).
+    ``data_digest``: what the paper's prepared data depends on (part of the cell's digest)."""
+    name = f"{prefix}-{paper}-{group.key}-s{seed}"
+    config = reconfigure(group.config, {"name": name, "seed": seed, "tracking.experiment": experiment,
+                                        "tracking.register_as": ""})
+    return Cell(paper, group.key, seed, config, cell_digest(config, data_digest))
 
 
 def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Provenance | None = None,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from parabit.papers.cells import Cell, Group, Results
 from parabit.papers.findings import Finding
 from parabit.papers.plan import PaperPlan
+from parabit.paths import local, portable
 
 
 @dataclass
@@ -26,6 +27,18 @@ class PaperRun:
     started: bool = False  # anything of it is known (prepared, or recorded cells)
     step_began: float = 0.0  # when this run's data step began, and the wall seconds it spent on cells since its
     step_cell_seconds: float = 0.0  # last record (counted as those cells' own time, not the data step's)
+
+    def prepared_facts(self) -> dict:
+        """What the ledger's prepared record of this paper holds: the plan's facts and the groups its data step could
+        not prepare, paths written :func:`~parabit.paths.portable`."""
+        return portable({"missing": dict(self.plan.missing), **self.plan.facts()})
+
+    def restore(self, facts: dict) -> None:
+        """Take back what :meth:`prepared_facts` returned (as read from the ledger) instead of running the data
+        step; a record that lacks what this code's plan keeps raises ``KeyError``, ``TypeError`` or ``ValueError``."""
+        facts = local(facts)
+        self.plan.missing = dict(facts.get("missing", {}))
+        self.plan.restore(facts)
 
     @property
     def selected(self) -> list[Group]:

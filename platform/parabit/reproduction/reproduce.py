@@ -23,12 +23,12 @@ import time
 from collections.abc import Mapping
 
 from parabit.config import ConfigError
-from parabit.papers.cells import Cell, CellResult, Group, Results, make_cell, one_line
+from parabit.papers.cells import Cell, CellResult, Group, Results, one_line
 from parabit.papers.plan import PaperPlan, PipelineRunner, PlanContext, Section
-from parabit.papers.records import PreparedRecord, Provenance, digest, local, machine, portable, utc, utc_seconds
+from parabit.papers.records import PreparedRecord, Provenance, digest, machine, utc, utc_seconds
 from parabit.paths import output_root, project_root
 from parabit.ray_runtime import init_ray
-from parabit.reproduction.cells import CellRunner
+from parabit.reproduction.cells import CellRunner, make_cell
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.document import paper_part, write_document
 from parabit.reproduction.figures import findings_figure
@@ -190,7 +190,7 @@ class Reproduction:
     def _restore(paper: PaperRun, record: PreparedRecord) -> bool:
         """Restore the plan from its prepared record; False when the record lacks what this code's plan keeps."""
         try:
-            paper.plan.restore_prepared(local(record.facts))
+            paper.restore(record.facts)
             return True
         except (KeyError, TypeError, ValueError) as err:
             log.warning("%s: its prepared record (commit %s) has not the facts this code keeps (%s); preparing again",
@@ -207,10 +207,10 @@ class Reproduction:
         plan.prepare(groups)
         if not record:
             return
-        facts = portable(plan.prepared_facts())
+        facts = paper.prepared_facts()
         known = self.ledger.prepared(plan.key, paper.data_digest)
         if known is not None and paper.restored and not known.partial:
-            facts = self._keep_recorded(plan, known.facts, facts)
+            facts = self._keep_recorded(paper, known.facts, facts)
         paper.restored, paper.started = False, True
         if known is None or known.partial or known.facts != facts:
             self._append_prepared(paper, facts, began)
@@ -234,7 +234,7 @@ class Reproduction:
         """What a long data step has computed so far, recorded (:attr:`PreparedRecord.partial`), so that it goes
         on from there when it is run again, here or on another machine."""
         paper = self._paper(plan.key)
-        self._append_prepared(paper, portable(plan.prepared_facts()), paper.step_began, partial=True)
+        self._append_prepared(paper, paper.prepared_facts(), paper.step_began, partial=True)
 
     def _data_step_cells(self, plan: PaperPlan, groups: list[Group]) -> Results:
         """Cells a data step needs (a tuning step at the cells' own scale), with the first seed: found in the
@@ -247,7 +247,7 @@ class Reproduction:
         return results
 
     @staticmethod
-    def _keep_recorded(plan: PaperPlan, recorded: dict, fresh: dict) -> dict:
+    def _keep_recorded(paper: PaperRun, recorded: dict, fresh: dict) -> dict:
         """The facts in force after the data step ran again for a paper restored from the ledger: what its record
         holds stays, what it lacks comes from this run. The ledger's cells were planned from the record (Table 6's
         sizes are fractions of the phrase table), and a data step with a random part counts a little differently
@@ -255,9 +255,9 @@ class Reproduction:
         changed = sorted(key for key, value in recorded.items() if key in fresh and fresh[key] != value)
         if changed:
             log.warning("%s: the data step ran again for the missing cells; its %s differ from the record's, which "
-                        "stay in force (each cell records the rows it trained on)", plan.key, ", ".join(changed))
+                        "stay in force (each cell records the rows it trained on)", paper.plan.key, ", ".join(changed))
         facts = {**fresh, **recorded}
-        plan.restore_prepared(local(facts))
+        paper.restore(facts)
         return facts
 
     def cell(self, paper: PaperRun, group: Group, seed: int) -> Cell:

@@ -13,7 +13,7 @@ from parabit.config import load_config
 from parabit.papers.bildrl.plan import BilDRLPlan
 from parabit.papers.bildrl.stages import facts_key, stages_read
 from parabit.papers.findings import UNTESTABLE
-from parabit.papers.records import local
+from parabit.paths import local
 from parabit.papers.plan import PlanContext
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig

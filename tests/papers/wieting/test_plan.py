@@ -13,7 +13,6 @@ import yaml
 from parabit.paths import project_path
 from parabit.papers.cells import Results
 from parabit.reproduction.config import ReproduceConfig
-from parabit.papers.records import local, portable
 from parabit.papers.plan import PlanContext
 from parabit.reproduction.paper_run import PaperRun
 from parabit.reproduction.reproduce import Reproduction
@@ -111,7 +110,7 @@ def test_the_engine_comparison_round_trips_the_same_references_through_marian_pt
 def test_its_facts_restore_a_plan_that_never_prepared_with_the_same_cells(prepared):
     config = prepared.context.config
     restored = WietingPlan(PlanContext(config))
-    restored.restore_prepared(local(portable(prepared.prepared_facts())))
+    PaperRun(restored).restore(PaperRun(prepared).prepared_facts())
     reproduction = Reproduction(config, {})
     cells = []
     for plan in (prepared, restored):
