@@ -9,7 +9,7 @@ import pytest
 
 from parabit.config import ConfigError, load_config
 from parabit.paths import output_root, project_path
-from parabit.reproduction.config import PAPERS, ReproduceConfig
+from parabit.reproduction.config import PAPERS, ReproduceConfig, ReproduceOptions
 from parabit.papers.plan import PlanContext
 from parabit.reproduction.plans import PLANS
 from pipelines.commands import REPRODUCTION_DOCUMENT, REPRODUCTION_LEDGER, checkout_results
@@ -23,6 +23,15 @@ def test_the_shipped_config_names_every_paper_s_config_files():
     assert config.wieting.train == "jobs/configs/wieting/train_avg.yaml"
     assert config.elgohary.jbi_sweep == "tuning/spaces/jbi_elgohary.yaml"
     assert config.bildrl.configs == "jobs/configs/bildrl" and config.bao.msrp_config == "jobs/configs/siamese/msrp.yaml"
+
+
+def test_every_registered_paper_has_a_section_typed_by_its_plan_s_settings_model():
+    config = load_config(ReproduceConfig, SHIPPED)
+    schema = ReproduceConfig.model_json_schema()["properties"]
+    for key, plan in PLANS.items():
+        assert isinstance(getattr(config, key), plan.settings_model)
+        assert plan.title in schema[key]["description"] and f"`{key}`" in schema["papers"]["description"]
+    assert set(ReproduceConfig.model_fields) - set(PLANS) == set(ReproduceOptions.model_fields)
 
 
 def test_without_a_document_or_ledger_a_reproduction_writes_into_its_output_folder():

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from parabit.config import ConfigError
+from parabit.config import Config, ConfigError
 from parabit.paths import output_root
 from parabit.papers.cells import Group, Results
 from parabit.papers.records import CellRecord
@@ -113,10 +113,15 @@ class PlanContext:
 
 class PaperPlan(ABC):
     """One seed paper's reproduction (see the module docstring). ``key`` names it on the command line
-    (``--seed-paper``) and in run names; ``title`` heads its part of the document."""
+    (``--seed-paper``), in run names and as its section of the reproduction config; ``title`` heads its part of the
+    document. A new paper is its package and one line in :data:`parabit.reproduction.plans.PLANS`: the reproduction
+    config takes the paper's section from :attr:`settings_model`."""
 
     key: ClassVar[str]
     title: ClassVar[str]
+    settings_model: ClassVar[type[Config]]
+    """The model of this paper's section of the reproduction config (``<key>:``, read as :attr:`settings`): the
+    config files it trains from and its own settings."""
 
     def __init__(self, context: PlanContext):
         self.context = context

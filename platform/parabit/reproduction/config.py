@@ -7,50 +7,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, create_model, field_validator, model_validator
 
-from parabit.papers.bao.plan import BaoSettings
-from parabit.papers.bildrl.settings import BilDRLSettings
 from parabit.config import Config, check_name
-from parabit.papers.elgohary.plan import ElgoharySettings
 from parabit.paths import output_root, project_path
 from parabit.reproduction.plans import PLANS
-from parabit.papers.wieting.settings import WietingSettings
 
 PAPERS = tuple(PLANS)
 
 
-class ReproduceConfig(Config):
-    """The whole reproduction. ``name`` prefixes every cell's run name (``<name>-<paper>-<group>-s<seed>``;
-    ``--quick`` adds ``-quick`` so quick cells never stand in for real ones); ``papers`` are run in order;
-    ``repeats`` training seeds from ``first_seed`` for every group a finding compares (groups only shown in a table
-    train with the first seed). ``quick``: every paper's small slices and 1 epoch, and only the groups of its first
-    finding. ``document``: where the document goes; figures go to the folder of the same name beside it.
-    ``ledger``: the folder of the results ledger, one ``<paper>.jsonl`` each. Both default to this reproduction's
-    output folder (``<outputs>/reproduction/<prefix>/reproduction.md`` and ``.../ledger/``), so a run that names
-    neither never touches committed files; ``parabit reproduce`` passes the checkout's committed document and
-    ledger for a full run (not for ``--quick``) unless the config names its own. Relative paths are read from the
-    project folder. ``parallel``: how many cells train at once (``auto``: as many as the cluster's free CPUs or GPUs
-    hold, one CPU kept for Ray Data; cells in process, one per CPU: two on 2 cores). ``experiment``: the MLflow
-    experiment of every cell and the parent runs. ``allow_dirty``: write ledger records from a working tree
-    whose tracked files differ from its commit (the records and the document say so); by default a reproduction
-    that writes the checkout's ledger refuses to start from such a tree, so every record names code that can be
-    checked out (run long reproductions from a ``git worktree`` of a commit: README). ``keep_checkpoints``: keep
-    each trained cell's Ray Train checkpoints once its run has finished (by default they are removed: the run
-    and the record hold its numbers, and an Elgohary cell's checkpoints take about 400 MB). ``cells_in_process``: a
-    cell of one CPU worker trains in the process that runs it (the reproduction's, or a long-lived Ray task's), not
-    in a Ray Train worker group of its own (about 20 s less per cell). ``checkpoint_every``: each cell's
-    checkpoint interval in epochs (and after its last); a killed cell trains the epochs since again. ``bao``,
-    ``elgohary``, ``wieting``, ``bildrl``: each paper's section (the config files it trains from have no
-    defaults); every paper in ``papers`` needs its section, and
-    the document shows the papers not run here from the ledger only when their section is given too."""
+class ReproduceOptions(Config):
+    """What :class:`ReproduceConfig` sets besides the papers' sections: run names and seeds, where the document and
+    the ledger go, and how cells train. Each field says what it does (``parabit config schema reproduce``)."""
 
     name: str = Field("repro", pattern=r"^[^/\s]+$")
     """Prefix of every cell's run name (`<name>-<paper>-<group>-s<seed>`) and of the output folder
     `<outputs>/reproduction/<name>/`; `quick` makes it `<name>-quick`. No slash or whitespace."""
-    papers: tuple[str, ...] = PAPERS
-    """The seed papers to run, in this order: `bao`, `elgohary`, `wieting`, `bildrl` (default: all four). Each needs
-    its section below; the document still shows the others from the ledger where their section is given."""
+    papers: tuple[str, ...] = Field(PAPERS, description=(
+        f"The seed papers to run, in this order: {', '.join(f'`{key}`' for key in PAPERS)} (default: all of them). "
+        "Each needs its section below; the document still shows the others from the ledger where their section "
+        "is given."))
     repeats: PositiveInt = 3
     """Training seeds per group that a finding compares (3: enough to tell a small difference from seed noise);
     groups only shown in a table train with the first seed alone."""
@@ -85,17 +61,6 @@ class ReproduceConfig(Config):
     checkpoint_every: PositiveInt = 5
     """Each cell's checkpoint interval in epochs (its last epoch always has one): a killed cell trains at most the
     epochs since its last checkpoint again. Not part of a cell's digest."""
-    bao: BaoSettings | None = None
-    """Bao et al. (2018)'s section: its config files and settings. None: the paper cannot run (nor be shown)."""
-    elgohary: ElgoharySettings | None = None
-    """Elgohary & Carpuat (2017)'s section: its config files and settings. None: the paper cannot run (nor be
-    shown)."""
-    wieting: WietingSettings | None = None
-    """Wieting et al. (2017)'s section: its config files and settings. None: the paper cannot run (nor be shown)."""
-    bildrl: BilDRLSettings | None = None
-    """Chen et al. (2019, BilDRL)'s section: its config folder and settings. None: the paper cannot run (nor be
-    shown)."""
-
     @field_validator("papers")
     @classmethod
     def _known_papers(cls, papers: tuple[str, ...]) -> tuple[str, ...]:
@@ -143,3 +108,16 @@ class ReproduceConfig(Config):
     def figures_path(self) -> Path:
         return self.document_path.with_suffix("")
 
+
+# One optional section per registered paper, named by its key and typed by its plan's settings model, so a new paper
+# needs no field here (:data:`~parabit.reproduction.plans.PLANS`).
+ReproduceConfig = create_model(
+    "ReproduceConfig", __base__=ReproduceOptions, __module__=__name__,
+    __doc__="""The whole reproduction: the fields of :class:`ReproduceOptions`, and one section per seed paper named by its
+    key (``bao``, ``elgohary``, ...; the config files it trains from have no defaults). Every paper in ``papers``
+    needs its section, and the document shows the papers not run here from the ledger only when their section is
+    given too.""",
+    **{key: (plan.settings_model | None, Field(None, description=(
+        f"The section of {plan.title}: the config files it trains from and its settings. None: the paper "
+        "cannot run (nor be shown).")))
+       for key, plan in PLANS.items()})

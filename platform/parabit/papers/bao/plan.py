@@ -50,6 +50,7 @@ class BaoSettings(Config):
 class BaoPlan(PaperPlan):
     key = "bao"
     title = "Bao et al. 2018, Attentive Siamese LSTM (Tables I and II)"
+    settings_model = BaoSettings
 
     settings: BaoSettings
 

@@ -44,6 +44,7 @@ class BilDRLPlan(PaperPlan):
 
     key = "bildrl"
     title = "Chen et al. 2019, BilDRL: learning to represent bilingual dictionaries (Tables 3 and 4)"
+    settings_model = BilDRLSettings
     settings: BilDRLSettings
 
     def __init__(self, context):

@@ -77,6 +77,7 @@ class ElgoharySettings(Config):
 class ElgoharyPlan(ElgoharyData):
     key = "elgohary"
     title = "Elgohary & Carpuat 2017, monolingual representations via bilingual supervision (Tables 3–6)"
+    settings_model = ElgoharySettings
 
     def prepare(self, groups: set[str] | None = None) -> None:
         """The data step: the phrase tables, each tuning's sweep and re-scoring, the pairs each condition offers

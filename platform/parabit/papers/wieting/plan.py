@@ -27,6 +27,7 @@ from parabit.papers.wieting.settings import WietingSettings
 class WietingPlan(PaperPlan):
     key = "wieting"
     title = "Wieting, Mallinson & Gimpel 2017, paraphrastic embeddings from back-translated bitext"
+    settings_model = WietingSettings
     settings: WietingSettings
 
     def __init__(self, context):
