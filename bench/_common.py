@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from parabit.markdown import table  # noqa: F401 (the scripts' tables, drawn as the library's documents draw theirs)
+
 # PARABIT_BENCH_RESULTS=<file> sends a trial run's section elsewhere, leaving the recorded results alone.
 RESULTS = Path(os.environ.get("PARABIT_BENCH_RESULTS") or Path(__file__).with_name("RESULTS.md"))
 
@@ -44,13 +46,6 @@ def machine_line() -> str:
     return (f"Command: `{command}` · date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC · "
             f"machine: {platform.node()}, {os.cpu_count()} CPUs (shared with other agents), "
             f"load average {load} (1/5/15 min) at the end")
-
-
-def table(header: list[str], rows: list[list]) -> str:
-    """A Markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def write_section(name: str, body: str) -> str:

@@ -20,6 +20,7 @@ import yaml
 from pydantic import Field, NonNegativeInt, field_validator, model_validator
 
 from parabit.config import Config
+from parabit.markdown import BLANK, table
 from parabit.papers.elgohary.paper import paper_value
 from parabit.evaluation.report import EvaluationReport
 from parabit.paths import project_path
@@ -272,26 +273,24 @@ def quality_markdown(baselines: list[Row], recipes: list[tuple[Row, Row]], bar: 
     """The table: baselines (and the seed row), then each recipe's untrained initialisation and trained model; a
     trained score above ``bar``'s is bold. ``recipes``: (untrained, trained) per recipe."""
     names = [column.name for column in columns]
-    lines = ["| encoder | " + " | ".join(column.label for column in columns) + " | STS mean | seeds | command |",
-             "|---" * (len(columns) + 4) + "|"]
     published = [Row(SEED_ROW[0], SEED_ROW[1], "(published)")] if seed_row else []
 
-    def plain(row: Row) -> str:
-        return (f"| {row.label} | " + " | ".join(_cell(row.scores.get(name)) for name in names)
-                + f" | {_cell(row.sts_mean)} | | {row.command} |")
+    def plain(row: Row) -> tuple:
+        return (row.label, *(_cell(row.scores.get(name)) for name in names), _cell(row.sts_mean), BLANK,
+                row.command)
 
-    def trained_line(row: Row) -> str:
+    def trained_row(row: Row) -> tuple:
         def cell(name: str, value: float | None) -> str:
             above = None if bar is None else bar.sts_mean if name == "sts_mean" else bar.scores.get(name)
             return _cell(value, above, row.spread.get(name))
 
-        cells = [cell(name, row.scores.get(name)) for name in names] + [cell("sts_mean", row.sts_mean)]
-        return f"| {row.label} | " + " | ".join(cells) + f" | {row.runs} | `{row.command}` |"
+        return (row.label, *(cell(name, row.scores.get(name)) for name in names), cell("sts_mean", row.sts_mean),
+                row.runs, f"`{row.command}`")
 
-    lines += [plain(row) for row in [*baselines, *published]]
+    rows = [plain(row) for row in [*baselines, *published]]
     for untrained, trained in recipes:
-        lines += [plain(untrained), trained_line(trained)]
-    return "\n".join(lines)
+        rows += [plain(untrained), trained_row(trained)]
+    return table(("encoder", *(column.label for column in columns), "STS mean", "seeds", "command"), rows)
 
 
 def gains(recipes: list[tuple[Row, Row]]) -> dict[str, float]:
@@ -361,10 +360,8 @@ def dev_curve_markdown(experiment: str, run_names: Sequence[str], uri: str | Non
         curves[name] = {seen[m.step]: m.value for m in client.get_metric_history(run_id, "dev_score")
                         if m.step in seen}
     columns = sorted({pairs for curve in curves.values() for pairs in curve})
-    lines = ["| run | " + " | ".join(f"{pairs:,}" for pairs in columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    lines += [f"| {name} | " + " | ".join(_cell(curve.get(pairs)) for pairs in columns) + " |"
-              for name, curve in curves.items()]
-    return "\n".join(lines)
+    return table(("run", *(f"{pairs:,}" for pairs in columns)),
+                 [(name, *(_cell(curve.get(pairs)) for pairs in columns)) for name, curve in curves.items()])
 
 
 def dev_curve_section(plan: QualityPlan, uri: str | None = None) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from parabit.markdown import table
 from parabit.papers.cells import Results
 from parabit.papers.metrics import Metric
 
@@ -75,7 +76,5 @@ class PaperTable:
         return {e.group for row in self.rows for e in row.entries if e.group is not None}
 
     def markdown(self, results: Results) -> str:
-        lines = ["| " + " | ".join((self.corner, *self.columns)) + " |", "|---" * (len(self.columns) + 1) + "|"]
-        for row in self.rows:
-            lines.append("| " + " | ".join((row.label, *(e.text(results) for e in row.entries))) + " |")
-        return "\n".join(lines)
+        return table((self.corner, *self.columns),
+                     [(row.label, *(e.text(results) for e in row.entries)) for row in self.rows])

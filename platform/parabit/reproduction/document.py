@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parabit.markdown import table
 from parabit.papers.cells import Cell, Group, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
 from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
@@ -64,13 +65,13 @@ def primary_metrics(plan: PaperPlan) -> dict[str, Metric]:
 
 
 def findings_table(comparisons: list[Comparison], causes: list[str]) -> str:
-    lines = ["| finding | paper reports | ours: better − worse (mean ± sd over seeds) | verdict | why | cause |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for c, why in zip(comparisons, causes):
         metric = f" ({c.finding.metric.label})" if c.finding.metric is not None else ""
-        lines.append(f"| {c.finding.claim}{metric} | {c.finding.paper or '—'} | {c.difference_text()} | "
-                     f"**{c.verdict}** | {c.reason} | {why or '—'} |")
-    return "\n".join(lines)
+        rows.append((f"{c.finding.claim}{metric}", c.finding.paper or "—", c.difference_text(), f"**{c.verdict}**",
+                     c.reason, why or "—"))
+    return table(("finding", "paper reports", "ours: better − worse (mean ± sd over seeds)", "verdict", "why",
+                  "cause"), rows)
 
 
 def departures_table(plan: PaperPlan, departures: list[Departure], results: Results, labels: dict[str, str]) -> str:
@@ -80,8 +81,7 @@ def departures_table(plan: PaperPlan, departures: list[Departure], results: Resu
     headline = plan.headline()
     under = f"{headline.claim}, under the other choice" if headline is not None else "headline under it"
     metric = f" on {headline.metric.label}" if headline is not None else ""
-    lines = [f"| aspect | the paper | these cells | the other choice | its effect{metric} (other − ours) | {under} |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for departure in departures:
         effects, claim = "not measured: " + departure.unmeasured if not departure.measured else "—", "—"
         if departure.measured and headline is not None:
@@ -92,9 +92,9 @@ def departures_table(plan: PaperPlan, departures: list[Departure], results: Resu
             if swapped is not None:
                 comparison = swapped.compare(results)
                 claim = f"{comparison.difference_text()}: **{comparison.verdict}**"
-        lines.append(f"| {departure.aspect} | {departure.paper} | {departure.ours} | {departure.other or '—'} | "
-                     f"{effects} | {claim} |")
-    return "\n".join(lines)
+        rows.append((departure.aspect, departure.paper, departure.ours, departure.other or "—", effects, claim))
+    return table(("aspect", "the paper", "these cells", "the other choice", f"its effect{metric} (other − ours)",
+                  under), rows)
 
 
 def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run: dict[str, str],
@@ -104,8 +104,7 @@ def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run:
     metrics = primary_metrics(plan)
     found = {(r.cell.group, r.cell.seed): r for r in results.all if r.ok}
     failed = {(r.cell.group, r.cell.seed): r for r in results.failed()}
-    lines = ["| cell (run name) | seed | metric | value | train s | trained | commit | MLflow run id |",
-             "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for cell in planned:
         metric = metrics.get(cell.group)
         key = metric.keys[0] if metric is not None and len(metric.keys) == 1 else (metric.label if metric else "—")
@@ -115,17 +114,17 @@ def cells_table(plan: PaperPlan, results: Results, planned: list[Cell], not_run:
             value = metric.of(result.metrics) if metric is not None else None
             seconds = f"{result.seconds:.0f}" if result.seconds is not None else "—"
             commit = record.commit[:8] + (" (uncommitted changes)" if record.dirty else "")
-            lines.append(f"| {cell.name} | {cell.seed} | {key} | {'—' if value is None else f'{value:.6f}'} | "
-                         f"{seconds} | {record.finished[:10]} | {commit} | {record.mlflow_run_id or '—'} |")
+            rows.append((cell.name, cell.seed, key, "—" if value is None else f"{value:.6f}", seconds,
+                         record.finished[:10], commit, record.mlflow_run_id or "—"))
         else:
             why = failed[(cell.group, cell.seed)].error if (cell.group, cell.seed) in failed else \
                 stale.get(cell.name) or not_run.get(cell.group, "not run yet")
-            lines.append(f"| {cell.name} | {cell.seed} | {key} | missing: {why} | — | — | — | — |")
+            rows.append((cell.name, cell.seed, key, f"missing: {why}", "—", "—", "—", "—"))
     planned_groups = {cell.group for cell in planned}
-    for group, why in not_run.items():
-        if group not in planned_groups:
-            lines.append(f"| {plan.key}-{group} (every seed) | — | — | missing: {why} | — | — | — | — |")
-    return "\n".join(lines)
+    rows += [(f"{plan.key}-{group} (every seed)", "—", "—", f"missing: {why}", "—", "—", "—", "—")
+             for group, why in not_run.items() if group not in planned_groups]
+    return table(("cell (run name)", "seed", "metric", "value", "train s", "trained", "commit", "MLflow run id"),
+                 rows)
 
 
 def paper_part(plan: PaperPlan, results: Results, comparisons: list[Comparison], planned: list[Cell],
@@ -225,15 +224,9 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         "",
         f"## {FINDINGS_HEADING}",
         "",
-        "| paper | finding | paper reports | ours: better − worse | verdict | cause |",
-        "|---|---|---|---|---|---|",
+        all_findings_table(parts),
+        "",
     ]
-    for key, part in parts.items():
-        for row in part.findings if part is not None else []:
-            metric = f" ({row['metric']})" if row["metric"] else ""
-            lines.append(f"| {key} | {row['claim']}{metric} | {row['reported'] or '—'} | {row['ours']} | "
-                         f"**{row['verdict']}** | {row['cause'] or '—'} |")
-    lines.append("")
     for key, part in parts.items():
         if part is None:
             lines += [f"## {titles[key]}", "", "Not run yet: `parabit reproduce --seed-paper "
@@ -241,6 +234,17 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         else:
             lines += [part.markdown, ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def all_findings_table(parts: dict[str, PaperPart | None]) -> str:
+    """Every paper's findings in one table, each as its part keeps it (:attr:`PaperPart.findings`)."""
+    rows = []
+    for key, part in parts.items():
+        for row in part.findings if part is not None else []:
+            metric = f" ({row['metric']})" if row["metric"] else ""
+            rows.append((key, f"{row['claim']}{metric}", row["reported"] or "—", row["ours"], f"**{row['verdict']}**",
+                         row["cause"] or "—"))
+    return table(("paper", "finding", "paper reports", "ours: better − worse", "verdict", "cause"), rows)
 
 
 def found_summary(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
@@ -289,19 +293,19 @@ def _authors_and_year(title: str) -> str:
 
 def status_table(parts: dict[str, PaperPart | None], titles: dict[str, str]) -> str:
     """One row per paper: its cells finished of planned, at which scale, and the time and cores it took."""
-    lines = ["| paper | cells finished | left (cell time) | scale | wall time (cells + data step) | machines |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for key, part in parts.items():
         title = _authors_and_year(titles[key])
         if part is None or part.time is None:
-            lines.append(f"| {title} | {part.finished if part else 0} of {part.planned if part else '—'} | "
-                         f"{_left(part)} | {part.scale if part else '—'} | not run yet | — |")
+            rows.append((title, f"{part.finished if part else 0} of {part.planned if part else '—'}", _left(part),
+                         part.scale if part else "—", "not run yet", "—"))
             continue
         took = part.time
         hosts = ", ".join(f"{host}: {cpus} CPUs" for host, cpus in sorted(took.machines.items()))
-        lines.append(f"| {title} | {part.finished} of {part.planned} | {_left(part)} | {part.scale or '—'} | "
-                     f"{hours(took.busy + took.prepare)} | {hosts} |")
-    return "\n".join(lines)
+        rows.append((title, f"{part.finished} of {part.planned}", _left(part), part.scale or "—",
+                     hours(took.busy + took.prepare), hosts))
+    return table(("paper", "cells finished", "left (cell time)", "scale", "wall time (cells + data step)", "machines"),
+                 rows)
 
 
 def write_document(config, parts: dict[str, PaperPart | None], titles: dict[str, str], ledger: Ledger,

@@ -4,6 +4,7 @@ gap to the paper's held-out retrieval."""
 
 from __future__ import annotations
 
+from parabit.markdown import BLANK, table
 from parabit.papers.bildrl.groups import ES_EN_LEVERS, split_suffix
 from parabit.papers.bildrl.paper import DIRECTIONS, ES_PAIR, PAPER_TABLE3
 from parabit.papers.bildrl.settings import PlanView
@@ -17,15 +18,17 @@ from parabit.papers.plan import Section
 def all_sections(plan: PlanView, results: Results) -> list[Section]:
     """The target spaces' BLI; the test pairs also in training once the data step measured them; the gap to the
     paper once the cells measured it."""
-    lines = ["| space | test set | words | P@1 % projected → aligned | P@10 % | MRR | MUSE pairs fitting the map |",
-             "|---|---|---|---|---|---|---|"]
+    rows = []
     for lang, report in plan.space_reports().items():
         for name, aligned in report["bli"].get("aligned", report["bli"]["projected"]).items():
             projected = report["bli"]["projected"][name]
-            lines.append(f"| en-{lang} | {name} | {int(aligned['words'])} | {100 * projected['p_at_1']:.1f} → "
-                         f"{100 * aligned['p_at_1']:.1f} | {100 * aligned['p_at_10']:.1f} | {aligned['mrr']:.3f} | "
-                         f"{report.get('alignment_pairs', 0):,} |")
-    spaces = Section("Target spaces: bilingual lexicon induction on the test splits (cosine)", "\n".join(lines))
+            rows.append((f"en-{lang}", name, int(aligned["words"]),
+                         f"{100 * projected['p_at_1']:.1f} → {100 * aligned['p_at_1']:.1f}",
+                         f"{100 * aligned['p_at_10']:.1f}", f"{aligned['mrr']:.3f}",
+                         f"{report.get('alignment_pairs', 0):,}"))
+    spaces = Section("Target spaces: bilingual lexicon induction on the test splits (cosine)",
+                     table(("space", "test set", "words", "P@1 % projected → aligned", "P@10 %", "MRR",
+                            "MUSE pairs fitting the map"), rows))
     sections = [spaces]
     if plan.measured.overlaps:
         sections.append(Section("Test pairs also in training, by split", overlap_table(plan, results)))
@@ -41,11 +44,10 @@ def overlap_table(plan: PlanView, results: Results) -> str:
         counts = {r.record.data.get(key, {}).get(direction) for r in results.of(group) if r.ok}
         return ", ".join(f"{n:,}" for n in sorted(counts - {None})) or "—"
 
-    lines = ["| split | direction | dictionary rows | defined words | definitions per word | definitions per test "
-             "word | test pairs also in training | ATT training rows | ATT P@1 % |", "|---" * 9 + "|"]
+    rows = []
     for split, directions in plan.measured.overlaps.items():
         for direction in sorted(set(DIRECTIONS) - set(directions) - ({"en-es"} if plan.quick else set())):
-            lines.append(f"| {split} | {direction} | not measured by this code's data step yet |" + " |" * 6)
+            rows.append((split, direction, "not measured by this code's data step yet", *[BLANK] * 6))
         for direction, overlap in sorted(directions.items()):
             group = f"att-{direction}{split_suffix(split)}"
             values = list(results.values(group, p_at_1(direction)).values())
@@ -53,10 +55,10 @@ def overlap_table(plan: PlanView, results: Results) -> str:
             share = overlap["test_in_training"] / overlap["test"] if overlap["test"] else 0.0
             words = overlap.get("words")
             per_word = f"{overlap['rows'] / words:.2f}" if words else "—"
-            lines.append(f"| {split} | {direction} | {overlap['rows']:,} | {f'{words:,}' if words else '—'} | "
-                         f"{per_word} | {overlap['test_word_definitions']:.2f} | {overlap['test_in_training']} of "
-                         f"{overlap['test']} ({100 * share:.1f} %) | {trained(group, 'train_rows', direction)} | "
-                         f"{att} |")
+            rows.append((split, direction, f"{overlap['rows']:,}", f"{words:,}" if words else "—", per_word,
+                         f"{overlap['test_word_definitions']:.2f}",
+                         f"{overlap['test_in_training']} of {overlap['test']} ({100 * share:.1f} %)",
+                         trained(group, "train_rows", direction), att))
     notes = ["The strict split keeps one definition of each test word and none of its others, so its test words "
              "have one definition each; it never trains on a test pair. The authors' split repeats a test word's "
              "test pair n − 1 times in training when the word has n definitions, so only its one-definition test "
@@ -79,7 +81,9 @@ def overlap_table(plan: PlanView, results: Results) -> str:
                      f"of the space ({counts['rejected'].get('word not in the bilingual space', 0):,} are not) "
                      f"and a pair may appear once ({counts['rejected'].get('duplicate entry', 0):,} duplicates; "
                      f"{split} split).")
-    return "\n".join(lines) + "\n\n" + " ".join(notes)
+    header = ("split", "direction", "dictionary rows", "defined words", "definitions per word",
+              "definitions per test word", "test pairs also in training", "ATT training rows", "ATT P@1 %")
+    return table(header, rows) + "\n\n" + " ".join(notes)
 
 
 def gap_text(plan: PlanView, results: Results) -> str:

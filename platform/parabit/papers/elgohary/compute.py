@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parabit.markdown import BLANK, table
 from parabit.papers.cells import Group, Results
 from parabit.papers.elgohary.data import ElgoharyData
 from parabit.papers.elgohary.tuning import sweep_scale
@@ -23,7 +24,7 @@ def compute_table(plan: ElgoharyData, results: Results) -> str:
     compared = {key for finding in plan.findings() for key in finding.groups} | plan.every_seed()
     ablations = {group for departure in plan.departures() for group in departure.groups} - compared
     deferred = plan.deferred()
-    lines = ["| group | pairs (at most) | seeds | estimated h | spent h (cells) |", "|---|---|---|---|---|"]
+    rows = []
     total_estimated = total_spent = at_main_size = 0.0
     counted: set[str] = set()
     main = plan.main_pairs("bilingual_phrases") if "bilingual_phrases" in plan.available else None
@@ -40,11 +41,12 @@ def compute_table(plan: ElgoharyData, results: Results) -> str:
                 else " (last)" if group.key in deferred else "")
         shown = f"{estimate:.1f}" if rate and pairs else "—"
         counted_pairs = f"{pairs:,}" if pairs else "not counted yet"
-        lines.append(f"| {group.title} | {counted_pairs} | {seeds}{note} | {shown} | {spent:.1f} "
-                     f"({len(results.of(group.key))}) |")
-    lines.append(f"| **all** | | | **{total_estimated:.1f}** | **{total_spent:.1f}** |")
+        rows.append((group.title, counted_pairs, f"{seeds}{note}", shown,
+                     f"{spent:.1f} ({len(results.of(group.key))})"))
+    rows.append(("**all**", BLANK, BLANK, f"**{total_estimated:.1f}**", f"**{total_spent:.1f}**"))
+    shown_table = table(("group", "pairs (at most)", "seeds", "estimated h", "spent h (cells)"), rows)
     if rate is None:
-        return "\n".join(lines) + "\n\nNo cell of this paper is recorded yet: no estimate."
+        return shown_table + "\n\nNo cell of this paper is recorded yet: no estimate."
     largest = max(plan.config.size_pairs)
     scaled = total_estimated + at_main_size * (largest / main - 1) if main else total_estimated
     unknown = "" if plan.available else ("\n\nThe data step has not counted every condition's pairs yet (it does "
@@ -53,7 +55,7 @@ def compute_table(plan: ElgoharyData, results: Results) -> str:
     at_scale = (f" Had every cell now at {main:,} pairs trained at {largest:,} instead, the plan would take about "
                 f"{scaled:.0f} h: the main comparison runs at the largest of the paper's sizes at which 3 seeds of "
                 "it and its ablations fit a few days of 2 cores.") if main else ""
-    return ("\n".join(lines) + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the "
+    return (shown_table + unknown + f"\n\nEstimated at {rate:,.0f} pairs × epochs per second per cell (the "
             "median of "
             f"the {len(timed)} newest cells of this paper the ledger records, from {timed[0].finished[:10]} to "
             f"{timed[-1].finished[:10]}). Hours are cell-hours, as the spent "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parabit.markdown import table
 from parabit.papers.cells import Results
 from parabit.papers.elgohary.compute import compute_table
 from parabit.papers.elgohary.config import MAIN
@@ -66,21 +67,19 @@ def sweep_table(sweep: dict) -> str:
     """A J_bi sweep's trials (as :func:`~parabit.papers.elgohary.tuning.run_tuning_sweep` records them): each
     one's parameters, epochs, dev score and status."""
     parameters = list(sweep["trials"][0]["params"]) if sweep["trials"] else []
-    lines = ["| trial | " + " | ".join(parameters) + " | epochs | dev r | status |",
-             "|---" * (len(parameters) + 4) + "|"]
+    rows = []
     for trial in sweep["trials"]:
         score = "—" if trial["dev_score"] is None else f"{trial['dev_score']:.4f}"
         epochs = "—" if trial["epochs"] is None else f"{trial['epochs']:.0f}"
-        lines.append(f"| {trial['trial']} | " + " | ".join(str(trial["params"][p]) for p in parameters)
-                     + f" | {epochs} | {score} | {trial['status']} |")
-    return "\n".join(lines)
+        rows.append((trial["trial"], *(trial["params"][p] for p in parameters), epochs, score, trial["status"]))
+    return table(("trial", *parameters, "epochs", "dev r", "status"), rows)
 
 
 def rederived_table(plan: ElgoharyData, results: Results) -> str:
     """Which cells read a phrase table of another size than the one the data step recorded for them (empty
     when none did). eflomal's Gibbs sampler takes no seed, so the data step run again elsewhere aligns, and
     counts, a little differently."""
-    lines = []
+    rows = []
     europarl = {ablation_group(c, "data") for c in MAIN}
     for condition in ("bilingual_phrases", "pivot_paraphrases"):
         for result in results.all:
@@ -90,22 +89,20 @@ def rederived_table(plan: ElgoharyData, results: Results) -> str:
             recorded = (plan.europarl_available if result.cell.group in europarl else plan.available).get(condition)
             read = (result.record.data or {}).get("pairs_read")
             if recorded and read and read != recorded:
-                lines.append(f"| {result.cell.name} | {CONDITION_LABELS[condition]} | {read:,} | {recorded:,} | "
-                             f"{(result.record.data or {}).get('pairs_kept', 0):,} |")
-    if not lines:
+                rows.append((result.cell.name, CONDITION_LABELS[condition], f"{read:,}", f"{recorded:,}",
+                             f"{(result.record.data or {}).get('pairs_kept', 0):,}"))
+    if not rows:
         return ""
-    return ("| cell | condition | pairs in its table | in the recorded table | pairs it trained on |\n"
-            "|---|---|---|---|---|\n" + "\n".join(lines) + "\n\neflomal's sampler takes no seed: the data "
-            "step, run again on another machine for these cells, aligned the same sentences a little "
-            "differently. The tables and findings keep the recorded sizes; these cells' records hold what they "
-            "read.")
+    return (table(("cell", "condition", "pairs in its table", "in the recorded table", "pairs it trained on"), rows)
+            + "\n\neflomal's sampler takes no seed: the data step, run again on another machine for these cells, "
+            "aligned the same sentences a little differently. The tables and findings keep the recorded sizes; these "
+            "cells' records hold what they read.")
 
 
 def rescored_table(plan: ElgoharyData, results: Results) -> str:
     """Each tuning's points: their dev score at the sweep's proxy scale and at the cells' own scale, and which
     one the cells took."""
-    lines = ["| tuning | point | parameters | dev r, proxy | dev r, cells' scale | taken |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for key, rescored in plan.rescored.items():
         proxy_best = plan.sweeps[key]["best_params"]
         for candidate in rescored["candidates"]:
@@ -114,19 +111,19 @@ def rescored_table(plan: ElgoharyData, results: Results) -> str:
             taken = "**taken**" if rescored.get("chosen") == candidate["group"] else ""
             proxy = " (the proxy's best)" if candidate["typed"] == proxy_best else ""
             parameters = ", ".join(f"{k.split('.')[-1]} {v}" for k, v in candidate["typed"].items())
-            lines.append(f"| {tuning_label(key)} | {candidate['group']}{proxy} | {parameters} | "
-                         f"{candidate['proxy_dev']:.4f} | {full} | {taken} |")
-    return ("\n".join(lines) + "\n\nA tuning's best proxy points (at least one of each optimiser) trained at its "
-            "cells' own scale (their pairs and epochs, the first seed) and scored on the paper's dev set; the "
-            "best there is what the tuning's cells train with. The *tuning budget* departure trains the "
-            "proxy's own choice beside it.")
+            rows.append((tuning_label(key), f"{candidate['group']}{proxy}", parameters,
+                         f"{candidate['proxy_dev']:.4f}", full, taken))
+    return (table(("tuning", "point", "parameters", "dev r, proxy", "dev r, cells' scale", "taken"), rows)
+            + "\n\nA tuning's best proxy points (at least one of each optimiser) trained at its cells' own scale "
+            "(their pairs and epochs, the first seed) and scored on the paper's dev set; the best there is what the "
+            "tuning's cells train with. The *tuning budget* departure trains the proxy's own choice beside it.")
 
 
 def below_start_table(plan: ElgoharyData, results: Results) -> str:
     """The J_bi groups of Tables 3, 5 and 6 whose cells trained to below their untrained start (on the
     headline metric), each with what the departures' ablations measured of why (empty when none did)."""
     departures = [d for d in plan.departures() if d.variants]
-    lines = []
+    rows = []
     for group in plan.groups():
         entry = Entry(group.key, STS_AVG, start=UNTRAINED)
         if group.config.objective.name != "jbi" or "rescore" in group.key or not entry.below_start(results):
@@ -144,10 +141,8 @@ def below_start_table(plan: ElgoharyData, results: Results) -> str:
         trained = np.mean(list(results.values(group.key, STS_AVG).values()))
         start = np.mean(list(results.values(group.key, STS_AVG.under(UNTRAINED)).values()))
         cause = "; ".join(lifted) or "no ablation measured here trains it above its start"
-        lines.append(f"| {group.title} | {STS_AVG.format(float(trained))} | {STS_AVG.format(float(start))} | "
-                     f"{cause} |")
-    if not lines:
+        rows.append((group.title, STS_AVG.format(float(trained)), STS_AVG.format(float(start)), cause))
+    if not rows:
         return ""
-    return ("| group | trained | its untrained start | measured cause |\n|---|---|---|---|\n" + "\n".join(lines)
-            + f"\n\n{STS_AVG.label}. A finding both of whose sides are below their starts is not testable "
-            "here.")
+    return (table(("group", "trained", "its untrained start", "measured cause"), rows)
+            + f"\n\n{STS_AVG.label}. A finding both of whose sides are below their starts is not testable here.")

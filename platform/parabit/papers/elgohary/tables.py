@@ -4,6 +4,7 @@ cells, and Table 4 (undertrained test tokens), computed from the training pairs 
 
 from __future__ import annotations
 
+from parabit.markdown import table
 from parabit.papers.elgohary.analyses import TEST_SETS
 from parabit.papers.elgohary.config import MONO
 from parabit.papers.elgohary.data import ElgoharyData
@@ -78,10 +79,8 @@ def table4(plan: ElgoharyData) -> str:
     the paper's beside it."""
     ratios = plan.undertrained()
     conditions = list(ratios)
-    lines = ["| test set | " + " | ".join(CONDITION_LABELS[c] for c in conditions) + " |",
-             "|---" * (len(conditions) + 1) + "|"]
-    for name in TEST_SETS:
-        lines.append(f"| {name} | " + " | ".join(
-            f"{ratios[c][name]:.2f} ({TABLE4[name][PAPER_TABLE4_COLUMN[c]]:.2f})" for c in conditions) + " |")
-    return ("\n".join(lines) + "\n\nComputed from each condition's training pairs (no training run; "
-            "the paper's MonoPh column stands beside both PPDB and pivot paraphrases).")
+    rows = [(name, *(f"{ratios[c][name]:.2f} ({TABLE4[name][PAPER_TABLE4_COLUMN[c]]:.2f})" for c in conditions))
+            for name in TEST_SETS]
+    return (table(("test set", *(CONDITION_LABELS[c] for c in conditions)), rows) + "\n\nComputed from each "
+            "condition's training pairs (no training run; the paper's MonoPh column stands beside both PPDB and "
+            "pivot paraphrases).")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from parabit.markdown import table
 from parabit.text.glove import load_glove
 from parabit.text.tokenize import Tokenizer
 
@@ -137,16 +138,14 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     """Markdown: one row per measure, reference and translation side by side for every engine."""
     if not comparisons:
         return ""
-    measures = list(comparisons[0].reference.measures)
-    header = "| measure | " + " | ".join(f"{c.engine}: reference | {c.engine}: translation" for c in comparisons)
-    lines = [header + " |", "|---" * (1 + 2 * len(comparisons)) + "|"]
-    for measure in measures:
-        cells = [f"{c.reference.measures[measure]:.2f} | {c.translation.measures[measure]:.2f}" for c in comparisons]
-        lines.append(f"| {measure} | " + " | ".join(cells) + " |")
-    lines.append("| classifier accuracy, reference vs translation (0.5 = indistinguishable) | "
-                 + " | ".join(f"{c.classifier_accuracy:.3f} | " for c in comparisons) + " |")
-    lines.append("| pairs measured | " + " | ".join(f"{c.pairs:,} | " for c in comparisons) + " |")
-    return "\n".join(lines)
+    header = ["measure", *(f"{c.engine}: {side}" for c in comparisons for side in ("reference", "translation"))]
+    rows = [[measure, *(f"{side.measures[measure]:.2f}" for c in comparisons for side in (c.reference, c.translation))]
+            for measure in comparisons[0].reference.measures]
+    # The classifier and the pairs give one number per engine: under its reference column, its translation's empty.
+    rows.append(["classifier accuracy, reference vs translation (0.5 = indistinguishable)",
+                 *(cell for c in comparisons for cell in (f"{c.classifier_accuracy:.3f}", ""))])
+    rows.append(["pairs measured", *(cell for c in comparisons for cell in (f"{c.pairs:,}", ""))])
+    return table(header, rows)
 
 
 def comparison_figure(comparisons: list[Comparison], path: Path) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parabit.markdown import table
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.papers.elgohary.paper import ROWS
@@ -91,15 +92,16 @@ def sections(tuned_filters: dict[str, Tuned], comparisons: list[analyses.Compari
     differs from human text (``comparisons``: the §6 analyses, their figure written under ``figures``)."""
     found = []
     if tuned_filters:
-        lines = ["| filter | window (quantiles) | thresholds | pairs | STS 2016 dev r | chosen |",
-                 "|---|---|---|---|---|---|"]
+        rows = []
         for label, tuned in tuned_filters.items():
             for i, trial in enumerate(tuned.trials):
                 thresholds = ", ".join(f"{k} {v:.3g}" for k, v in trial.thresholds.items())
                 score = "—" if trial.dev_score is None else f"{trial.dev_score:.4f}"
-                lines.append(f"| {label} | {tuple(trial.window)} | {thresholds} | {trial.pairs:,} | {score} | "
-                             f"{'✓' if i == tuned.best else ''} |")
-        found.append(Section("Threshold tuning (one Ray Tune sweep per filter, dev = STS 2016)", "\n".join(lines)))
+                rows.append((label, tuple(trial.window), thresholds, f"{trial.pairs:,}", score,
+                             "✓" if i == tuned.best else ""))
+        found.append(Section("Threshold tuning (one Ray Tune sweep per filter, dev = STS 2016)",
+                             table(("filter", "window (quantiles)", "thresholds", "pairs", "STS 2016 dev r", "chosen"),
+                                   rows)))
     if comparisons:
         figure = analyses.comparison_figure(comparisons, figures / "wieting-mt-vs-human.png")
         found.append(Section("How MT output differs from human text (references vs translations)",
