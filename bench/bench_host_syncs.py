@@ -133,7 +133,8 @@ def count_run(workers: int, pairs: int, scratch: Path) -> tuple[dict[str, float]
     from parabit.evaluation.config import EvaluationConfig
     from parabit.paths import PROJECT_ROOT
     from parabit.recipes.pairs.config import DataConfig, PairsConfig
-    from parabit.training import ScalingSettings, run_training
+    from parabit.training import ScalingSettings
+    from parabit.training.run import run_training
     from parabit.training.batches import steps_per_epoch
     from tests.conftest import write_tatoeba_slice
 

@@ -100,7 +100,7 @@ def train_session(runs: int) -> None:
     from parabit.paths import PROJECT_ROOT
     from parabit.ray_runtime import init_ray
     from parabit.recipes.pairs.recipe import PairsRecipe
-    from parabit.training import run_training
+    from parabit.training.run import run_training
 
     sys.path.insert(0, str(PROJECT_ROOT))  # the tests' own definitions of their slice and small run, not copies
     from tests.conftest import pairs_config, write_tatoeba_slice

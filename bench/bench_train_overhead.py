@@ -47,7 +47,7 @@ from parabit.recipes.pairs.data import prepare_pairs  # noqa: E402
 from parabit.recipes.pairs.recipe import PairsRecipe  # noqa: E402
 from parabit.training import OptimConfig, ScalingSettings
 from parabit.training import TrackingConfig  # noqa: E402
-from parabit.training import run_training  # noqa: E402
+from parabit.training.run import run_training  # noqa: E402
 from parabit.training import arrow_to_tensors  # noqa: E402
 from parabit.training.row_sparse_adam import RowSparseAdam  # noqa: E402
 

@@ -227,7 +227,7 @@ def step_only(args) -> None:
 def ray_runs(args) -> None:
     """The kernel (``run_training`` on Ray Train) against the plain loop, alternating, then encoding speeds."""
     from parabit.recipes.transformer.recipe import TransformerRecipe
-    from parabit.training import run_training
+    from parabit.training.run import run_training
 
     os.nice(max(WORKER_NICENESS - os.nice(0), 0))
     data, checkpoint = prepared_tensors(args)

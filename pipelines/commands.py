@@ -92,7 +92,7 @@ def main_job(pipeline_config: str, train_config: str, overrides: dict) -> int:
     from parabit.backtranslation import PipelineConfig
     from parabit.recipes import load_run_config, recipe_for
     from parabit.tracking import tags
-    from parabit.training import run_training
+    from parabit.training.run import run_training
     from pipelines import backtranslate as pipeline
 
     started = time.perf_counter()

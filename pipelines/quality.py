@@ -38,7 +38,7 @@ def train_recipe(plan, recipe: str, tags: dict | None = None, seed: int | None =
     """Train (or reuse) one recipe of the plan (with training seed ``seed``: default, the recipe config's); its
     result."""
     from parabit.recipes import recipe_for
-    from parabit.training import run_training
+    from parabit.training.run import run_training
 
     return run_training(recipe_for(plan.recipe_config(recipe, seed)), tags=tags)
 

@@ -18,7 +18,7 @@ from parabit.evaluation.retrieval import gold_ranks, retrieval_scores
 from parabit.embedder import SentenceEmbedder
 from parabit.training import EMBEDDER_DIR
 from parabit.training.checkpointing import CHECKPOINT_FILE, RAY_SNAPSHOT_FILE
-from parabit.training import TrainingResult, run_directory, run_training
+from parabit.training.run import TrainingResult, run_directory, run_training
 from parabit.training import Evaluation, Recipe
 
 

@@ -6,7 +6,7 @@ from parabit.config import load_config
 from parabit.paths import PROJECT_ROOT
 from parabit.recipes.pairs.config import PairsConfig
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training import run_training
+from parabit.training.run import run_training
 
 GPU_CONFIG = PROJECT_ROOT / "jobs" / "configs" / "bilingual_sentences_gpu.yaml"
 

@@ -26,7 +26,7 @@ from parabit.teacher.vectors import (TABLE_RMS, WordVectorCache, build_distilled
                                      load_distilled_table)
 from parabit.text.glove import load_glove  # noqa: E402
 from parabit.training import EMBEDDER_DIR  # noqa: E402
-from parabit.training import run_training
+from parabit.training.run import run_training
 
 WORDS = list(load_glove()[0][300:360])  # 60 real, frequent words
 SENTENCES = ["A man is playing a guitar.", "The cat sat on the mat.", "Un hombre toca la guitarra.", "zzqx"]

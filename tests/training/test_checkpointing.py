@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from parabit.training import load_state
+from parabit.training.run import load_state
 from parabit.training.checkpointing import CHECKPOINT_FILE, RAY_SNAPSHOT_FILE, IncompleteCheckpoint, \
     newest_loadable, unlisted_checkpoints
 

@@ -16,8 +16,8 @@ from parabit.config import to_dict
 from parabit.encoders import build_encoder
 from parabit.recipes.pairs.model import PairModule
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training import load_state
-from parabit.training import run_directory, run_training
+from parabit.training.run import load_state
+from parabit.training.run import run_directory, run_training
 from parabit.training import TrainingDiverged
 from parabit.training.guard import Divergence, DivergenceGuard
 from parabit.training.optimizers import build_optimizers

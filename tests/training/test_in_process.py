@@ -9,7 +9,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training import ScalingSettings, run_directory, run_training
+from parabit.training import ScalingSettings
+from parabit.training.run import run_directory, run_training
 from parabit.training.checkpointing import COMPLETE_FILE
 
 EPOCHS = 4

@@ -18,7 +18,7 @@ from ray.train.v2._internal.execution.scaling_policy import ResizeDecision
 
 from parabit.config import ConfigError
 from parabit.training import ScalingSettings
-from parabit.training import WorkersNotPlaced
+from parabit.training.run import WorkersNotPlaced
 from parabit.training.placement import PlacementWatch, _not_about_placement
 
 
@@ -79,7 +79,7 @@ def test_num_workers_is_a_count_or_an_elastic_range():
 
 
 def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_session, tmp_path):
-    from parabit.training import check_resources
+    from parabit.training.run import check_resources
 
     from ..conftest import pairs_config
 
@@ -96,7 +96,8 @@ def test_an_elastic_run_is_checked_against_the_cluster_by_its_minimum(ray_sessio
 GPU_CHECK = """
 import ray
 from parabit.config import ConfigError
-from parabit.training import ScalingSettings, TrainingConfig, check_resources
+from parabit.training import ScalingSettings, TrainingConfig
+from parabit.training.run import check_resources
 
 ray.init(address="local", num_cpus=4, num_gpus=2, include_dashboard=False, logging_level="ERROR")
 config = TrainingConfig(recipe="pairs", name="gpu-trials", scaling=ScalingSettings(use_gpu=True, cpus_per_worker=0.5))

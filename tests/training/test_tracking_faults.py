@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 
 from parabit.tracking import RunTracker
 from parabit.recipes.pairs.recipe import PairsRecipe
-from parabit.training import run_training
+from parabit.training.run import run_training
 
 from ..cluster_support import free_port
 

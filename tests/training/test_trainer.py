@@ -15,7 +15,7 @@ from parabit.export.pyfunc import load_encoder
 from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training import EMBEDDER_DIR
 from parabit.training import ScalingSettings
-from parabit.training import check_resources, run_training
+from parabit.training.run import check_resources, run_training
 from parabit.training.loop import selected_prefix
 
 from ..conftest import pairs_config

@@ -49,7 +49,7 @@ def train(config_paths: tuple[str, ...], vary: tuple[str, ...], suffix: str, ove
 
     Re-running the same command resumes each run from its last checkpoint (a finished run is only evaluated)."""
     from parabit.recipes import load_run_config, recipe_for
-    from parabit.training import run_training
+    from parabit.training.run import run_training
 
     configs = []  # all loaded (and so checked) before any run starts
     for path in config_paths:

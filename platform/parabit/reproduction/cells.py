@@ -5,7 +5,7 @@ The :class:`CellRunner` finds a cell's result, in this order:
 1. the **ledger** (a record with the cell's digest): nothing is trained, whether or not MLflow knows the run;
 2. a FINISHED **MLflow run** of the cell trained with the same settings (tagged with its digest, or with the
    settings its run record keeps): recorded in the ledger, not trained again;
-3. **training** it with :func:`parabit.training.run_training` (a killed cell resumes from its last
+3. **training** it with :func:`parabit.training.run.run_training` (a killed cell resumes from its last
    checkpoint: the kernel resumes by run name), then recording it in the ledger. Once its run has finished, its
    Ray Train checkpoints are removed unless ``keep_checkpoints``: a table cell needs its numbers, not its weights
    (an Elgohary cell keeps about 400 MB; the plan's 49 cells would fill 20 GB).
@@ -40,7 +40,7 @@ from parabit.reproduction.ledger import Ledger
 from parabit.tracking import tags
 from parabit.tracking.lineage import GIT_DIRTY, system_tags
 from parabit.tracking.store import tracking_uri
-from parabit.training import trained_settings
+from parabit.training import data_sizes_of, trained_settings
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def train_cell(cell: Cell, parent_run_id: str | None, uri: str, provenance: Prov
     ``provenance``, else from the run's own tags). An error is returned, not raised: one failed cell is listed as
     missing (with the error) and the reproduction goes on. Its checkpoints are removed once its run has FINISHED
     unless ``keep_checkpoints`` (a lost record is found again from that run, not trained again)."""
-    from parabit.training import run_directory, run_training  # late: they pull in Ray Train
+    from parabit.training.run import run_directory, run_training  # late: they load Ray Train
 
     started = time.time()
     try:
@@ -149,7 +149,7 @@ class CellRunner:
             return recorded == cell.digest
         # A run from before digests were tagged: the settings its run record keeps (what the kernel's settings lock
         # compares) must be this cell's.
-        from parabit.training import run_record  # late: it pulls in Ray Train
+        from parabit.training.run import run_record  # late: it loads Ray Train
 
         stored = run_record(cell.config).get("settings")
         return stored is not None and json.loads(json.dumps(stored)) == json.loads(
@@ -166,8 +166,6 @@ class CellRunner:
             mlflow_run_id=run.info.run_id)
 
     def _data_sizes(self, run_id: str) -> dict:
-        from parabit.training import data_sizes_of  # late: it pulls in Ray Train
-
         try:
             with tempfile.TemporaryDirectory() as scratch:
                 path = self.client.download_artifacts(run_id, "data/stats.json", scratch)

@@ -1,4 +1,4 @@
-"""Running a sweep: one Tune trial per point, each trained by :func:`~parabit.training.run_training` like a
+"""Running a sweep: one Tune trial per point, each trained by :func:`~parabit.training.run.run_training` like a
 single run (settings lock, resume, divergence check, final evaluation), as a child of the sweep that registers nothing.
 
 MLflow gets one parent run per sweep and one child run per trial (params, per-epoch loss and dev score, the final
@@ -42,8 +42,9 @@ from parabit.tracking import RunTracker, tags
 from parabit.tracking.lineage import command_line
 from parabit.tracking.registry import CANDIDATE, register_model
 from parabit.tracking.outage import call_patiently, is_refusal
-from parabit.training import (Divergence, RunStopped, TrainingDiverged, check_resources, evaluate_checkpoint,
-                              open_tracker, remember_run, run_directory, run_training)
+from parabit.training import Divergence, RunStopped, TrainingDiverged
+from parabit.training.run import (check_resources, evaluate_checkpoint, open_tracker, remember_run, run_directory,
+                                  run_training)
 from parabit.sweeps.space import SearchSpace
 from parabit.sweeps.trials import (FINAL_METRIC, TRIAL_ACTORS, actors_ended, close_trial_runs, log_trials_table,
                                    remove_other_trials_checkpoints, stopped_by_interrupt, sweep_directory,
@@ -93,7 +94,7 @@ class SweepSummary:
 
 
 def run_trial(trial_config: dict, context: SweepContext) -> None:
-    """One trial: the trial's config trained like any run (:func:`~parabit.training.run_training`) as a child
+    """One trial: the trial's config trained like any run (:func:`~parabit.training.run.run_training`) as a child
     MLflow run of the sweep, every epoch reported to Tune, then its final score and checkpoint.
 
     A trial Tune runs again after ``Tuner.restore`` whose run already logged its final score (the sweep's driver was

@@ -19,7 +19,8 @@ from ray.util.state import list_actors
 from parabit.paths import output_root
 from parabit.sweeps.space import SearchSpace
 from parabit.tracking import RunTracker, tags
-from parabit.training import Divergence, run_directory
+from parabit.training import Divergence
+from parabit.training.run import run_directory
 
 log = logging.getLogger(__name__)
 

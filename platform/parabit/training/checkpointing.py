@@ -33,11 +33,11 @@ import torch
 from parabit.config import ConfigError
 from parabit.paths import output_root
 from parabit.training.config import RESUMABLE_FIELDS, TrainingConfig, trained_settings
+from parabit.training.recipe import EMBEDDER_DIR
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "state.pt"
-EMBEDDER_DIR = "embedder"
 # Ray Train's record of a run's committed checkpoints, in the run's folder (ray.train.v2 CheckpointManager).
 RAY_SNAPSHOT_FILE = "checkpoint_manager_snapshot.json"
 # In a checkpoint a run in the calling process wrote whole: the epoch it holds (Ray's own folders never have it).

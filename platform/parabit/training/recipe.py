@@ -48,6 +48,10 @@ if TYPE_CHECKING:  # numba's import (half a second) only where the fused step ru
 
 ConfigT = TypeVar("ConfigT", bound=TrainingConfig)
 
+EMBEDDER_DIR = "embedder"
+"""The folder of a checkpoint that holds the embedder :meth:`Recipe.export` returned (what :meth:`Recipe.evaluate`
+reads and the run registers)."""
+
 
 @dataclass
 class Step:
@@ -191,7 +195,7 @@ class Recipe(ABC, Generic[ConfigT]):
     @abstractmethod
     def evaluate(self, checkpoint_dir: Path, prepared: PreparedData, selected: dict) -> Evaluation:
         """The final evaluation of a finished run from its checkpoint folder (``state.pt`` and the exported
-        ``embedder/``); ``selected`` is the history entry of the epoch the checkpoint's model comes from."""
+        ``embedder/``, :data:`EMBEDDER_DIR`); ``selected`` is the history entry of the epoch the checkpoint's model comes from."""
 
     @abstractmethod
     def final_score(self, report: EvaluationReport) -> float:

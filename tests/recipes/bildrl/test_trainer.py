@@ -13,7 +13,7 @@ from parabit.recipes.bildrl.prepare import prepared_space
 from parabit.recipes.bildrl.config import BilDRLConfig, DictionaryBuildConfig, DictionaryModelConfig, JointConfig
 from parabit.recipes.bildrl.recipe import BilDRLRecipe
 from parabit.training import OptimConfig
-from parabit.training import run_training
+from parabit.training.run import run_training
 
 from .conftest import save_space
 

@@ -21,7 +21,8 @@ from parabit.recipes.bilingual.config import BILINGUAL_MODEL, BilingualConfig
 from parabit.text.tokenize import Tokenizer
 from parabit.text.vocab import Vocabulary
 from parabit.tracking.registry import CHAMPION, DEV_SET_TAG, promote_champion
-from parabit.training import EMBEDDER_DIR, run_training
+from parabit.training import EMBEDDER_DIR
+from parabit.training.run import run_training
 
 from ...bilingual_support import english_rows, english_weights, glove_sif_base, small_config
 

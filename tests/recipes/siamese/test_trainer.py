@@ -13,7 +13,7 @@ from parabit.recipes.siamese.config import SiameseConfig, SiameseDataConfig, Sia
 from parabit.recipes.siamese.recipe import SiameseRecipe
 from parabit.training import EMBEDDER_DIR
 from parabit.training import OptimConfig, ScalingSettings
-from parabit.training import run_training
+from parabit.training.run import run_training
 
 # Trained .54 vs untrained .42 on the slice's dev pairs (test .57 vs .49-.51); .05 leaves room for seeds and library
 # versions and fails a run that did not learn (lr 0 scores exactly the untrained model).

@@ -19,7 +19,8 @@ from parabit.encoders import TransformerEmbedder
 from parabit.recipes import recipe_for
 from parabit.recipes.transformer.config import TRANSFORMER_MODEL, TransformerConfig
 from parabit.tracking.registry import CHAMPION, DEV_SET_TAG, promote_champion
-from parabit.training import EMBEDDER_DIR, run_training
+from parabit.training import EMBEDDER_DIR
+from parabit.training.run import run_training
 
 from ...training_support import train_with_a_killed_worker
 

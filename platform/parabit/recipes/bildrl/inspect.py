@@ -7,8 +7,7 @@ from parabit.config import ConfigError
 from parabit.recipes.bildrl.config import BilDRLConfig
 from parabit.recipes.bildrl.evaluation import DefinitionEmbedder, evaluate_retrieval, seen_rows
 from parabit.recipes.bildrl.prepare import prepare_dictionary_run, prepared_space
-from parabit.training import load_state
-from parabit.training import run_directory
+from parabit.training.run import load_state, run_directory
 
 
 def seen_word_retrieval(config: BilDRLConfig, rows: int) -> tuple[int, dict[str, float]]:

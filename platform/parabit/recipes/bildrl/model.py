@@ -11,7 +11,7 @@ from parabit.encoders import build_encoder
 from parabit.objectives import build_objective
 from parabit.objectives.bow_alignment import BagOfWordsAlignmentLoss
 from parabit.objectives.skipgram import SkipGramLoss
-from parabit.training import random_batch
+from parabit.training.run import random_batch
 from parabit.training import Step, TrainingModule
 
 

@@ -14,7 +14,7 @@ from parabit.recipes.bildrl.evaluation import DefinitionEmbedder, evaluate_run
 from parabit.recipes.bildrl.model import BilDRLModule
 from parabit.recipes.bildrl.prepare import prepare_dictionary_run, prepared_space
 from parabit.evaluation.report import EvaluationReport, Score
-from parabit.training import load_state
+from parabit.training.run import load_state
 from parabit.training import PreparedData
 from parabit.training import Evaluation, Recipe
 
