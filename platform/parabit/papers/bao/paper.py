@@ -6,6 +6,11 @@ MODELS = ("sialstm", "siabilstm", "attsialstm", "attsiabilstm")
 LABELS = {"sialstm": "SiaLSTM (Baseline1)", "siabilstm": "SiaBiLSTM (Baseline2)", "attsialstm": "AttSiaLSTM",
           "attsiabilstm": "AttSiaBiLSTM"}
 
+# The paper's data and word vectors: SICK train / trial / test pairs, MSRP train / test pairs.
+SICK_SPLITS = (4500, 500, 4927)
+MSRP_SPLITS = (4076, 1725)
+WORD_VECTORS = "300-d fastText"
+
 # Table I: SICK EN Pearson r, EN MSE, ZH r, TIB r, and the MSRP column (a fraction), which the paper's text calls
 # "p": precision (SEED_TABLES.md: "precision/accuracy (MSRP)"), not accuracy.
 TABLE1 = {

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pydantic import PositiveInt
 
-from parabit.papers.bao.paper import EARLIER_TABLE1, EARLIER_TABLE2, LABELS, MODELS, TABLE1, TABLE2, TABLE2_LENGTHS
+from parabit.papers.bao.paper import (EARLIER_TABLE1, EARLIER_TABLE2, LABELS, MODELS, MSRP_SPLITS, SICK_SPLITS,
+                                      TABLE1, TABLE2, TABLE2_LENGTHS, WORD_VECTORS)
 from parabit.config import Config, ConfigFile
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
@@ -22,6 +23,18 @@ MSRP_ACC = Metric.named("msrp/test/accuracy", "MSRP test accuracy %", scale=100,
 MSRP_P = Metric.named("msrp/test/precision", "MSRP test precision %", scale=100, digits=2)
 MSRP_F1 = Metric.named("msrp/test/f1", "MSRP test F1", digits=3)
 NOT_HERE = Metric("not measured here", ("-",), digits=4)
+
+
+def paper_msrp(better: str, worse: str) -> str:
+    """Table I's MSRP precision of two models as the paper prints it ("p 65.68 % vs 60.41 %")."""
+    return f"p {100 * TABLE1[better]['msrp_p']:.2f} % vs {100 * TABLE1[worse]['msrp_p']:.2f} %"
+
+
+def paper_table2() -> str:
+    """Table II's AttSiaLSTM r at the paper's second length against its first, per language, as the paper prints
+    them ("ZH .4646 vs .4334; ...")."""
+    return "; ".join(f"{lang.upper()} " + " vs ".join(f"{r:.4f}".removeprefix("0") for r in (values[1], values[0]))
+                     for lang, values in TABLE2.items())
 
 
 class BaoSettings(Config):
@@ -121,9 +134,9 @@ class BaoPlan(PaperPlan):
         if self.settings.msrp:
             findings += [
                 Finding("attention improves paraphrase identification: AttSiaLSTM > SiaLSTM on MSRP", "msrp-attsialstm",
-                        "msrp-sialstm", MSRP_P, "p 65.68 % vs 60.41 %"),
+                        "msrp-sialstm", MSRP_P, paper_msrp("attsialstm", "sialstm")),
                 Finding("attention improves paraphrase identification: AttSiaBiLSTM > SiaBiLSTM on MSRP",
-                        "msrp-attsiabilstm", "msrp-siabilstm", MSRP_P, "p 63.19 % vs 61.68 %"),
+                        "msrp-attsiabilstm", "msrp-siabilstm", MSRP_P, paper_msrp("attsiabilstm", "siabilstm")),
             ]
         short, longer = min(self.settings.lengths), sorted(self.settings.lengths)[1] if len(self.settings.lengths) > 1 \
             else None
@@ -131,7 +144,7 @@ class BaoPlan(PaperPlan):
             findings.append(Finding(
                 f"cutting sentences at {short} tokens hurts: AttSiaLSTM len {longer} > len {short} (SICK EN; the "
                 "paper's Table II is Chinese/Tibetan)", self._length_group("attsialstm", longer),
-                self._length_group("attsialstm", short), SICK_R, "ZH .4646 vs .4334; TIB .3566 vs .3258"))
+                self._length_group("attsialstm", short), SICK_R, paper_table2()))
         findings.append(Finding("the same orderings on Chinese and Tibetan SICK (Table I ZH/TIB columns)",
                                 untestable="no Chinese or Tibetan SICK ships here; SICK-es (Apertium) is another "
                                            "language pair, not the paper's data"))
@@ -140,11 +153,12 @@ class BaoPlan(PaperPlan):
     def scale(self) -> str:
         if self.quick:
             return f"quick: {self.settings.quick_pairs} pairs per split, 1 epoch"
-        return "all of SICK (4,500 / 500 / 4,927) and MSRP (4,076 / 1,725), 30 epochs"
+        sick, msrp = (" / ".join(f"{n:,}" for n in splits) for splits in (SICK_SPLITS, MSRP_SPLITS))
+        return f"all of SICK ({sick}) and MSRP ({msrp}), 30 epochs"
 
     def departures(self) -> list[Departure]:
         return [
-            Departure("word vectors", "300-d fastText", "GloVe 6B 50d, kept fixed",
+            Departure("word vectors", WORD_VECTORS, "GloVe 6B 50d, kept fixed",
                       unmeasured="no fastText vectors ship"),
             Departure("languages", "SICK in English, Chinese and Tibetan", "SICK in English",
                       unmeasured="no Chinese or Tibetan SICK ships (Table I's ZH and TIB columns are not testable)"),
@@ -155,10 +169,11 @@ class BaoPlan(PaperPlan):
         ]
 
     def setup(self) -> str:
+        train, trial, test = SICK_SPLITS
         return ("The `siamese` recipe: the four models share one encoder between the two sentences, hidden 50, "
-                "GloVe 6B 50d vectors kept fixed (the paper: 300-d fastText), MaLSTM regression on SICK (train 4,500 "
-                "→ trial 500 as dev → test 4,927) and binary cross-entropy on MSRP (train minus a seeded 10 % dev "
-                "split → test 1,725), 30 epochs, the best epoch on dev tested "
+                f"GloVe 6B 50d vectors kept fixed (the paper: {WORD_VECTORS}), MaLSTM regression on SICK (train "
+                f"{train:,} → trial {trial:,} as dev → test {test:,}) and binary cross-entropy on MSRP (train minus a "
+                f"seeded 10 % dev split → test {MSRP_SPLITS[1]:,}), 30 epochs, the best epoch on dev tested "
                 f"(`{self.settings.sick_config}`, `{self.settings.msrp_config}`). Table I is at the configs' maximum "
                 f"length {self.default_length}; Table II reruns SICK EN at lengths "
                 f"{', '.join(map(str, self.settings.lengths))}. Groups a finding compares train with every seed; "

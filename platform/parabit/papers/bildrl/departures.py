@@ -5,12 +5,18 @@ candidates); they describe the training rows and the model alike."""
 from __future__ import annotations
 
 from parabit.papers.bildrl.groups import ES_EN_LEVERS, att_model, cell_config, paper_groups, split_suffix
+from parabit.papers.bildrl.paper import ES_PAIR, LAYERS, MAX_EPOCHS, SPACE_DIM, TEST_WORDS, WIKT3L_DEFINITIONS
 from parabit.papers.bildrl.settings import BilDRLSettings, PlanView
 from parabit.papers.departures import Departure
 
 
 def layers(count: int) -> str:
     return f"{count} stacked layers" if count > 1 else "1 layer"
+
+
+def wikt3l(*directions: str) -> str:
+    """The paper's Wikt3l definitions in ``directions`` ("Fr-En 58,808, Es-En 56,610")."""
+    return ", ".join(f"{d.title()} {WIKT3L_DEFINITIONS[d]:,}" for d in directions)
 
 
 def all_departures(plan: PlanView) -> list[Departure]:
@@ -21,24 +27,24 @@ def all_departures(plan: PlanView) -> list[Departure]:
                 for group in paper_groups(plan, "strict") if group.key + split_suffix(split) in keys}
     s = plan.settings
     return [
-        Departure("held-out split", "text: 500 randomly selected defined words, all their definitions excluded "
-                  "from training; code (`preprocess/sort_freq.py`): the most frequent defined words, each test "
-                  "pair also in training n − 1 times", "the text's strict split (random pool words; no test word "
-                  "or test definition in training)", "the authors' split", variants),
-        Departure("dictionaries", "Wikt3l (Wiktionary definitions, Fr-En 58,808, Es-En 56,610, En-Es 20,930)",
+        Departure("held-out split", f"text: {TEST_WORDS} randomly selected defined words, all their definitions "
+                  "excluded from training; code (`preprocess/sort_freq.py`): the most frequent defined words, each "
+                  "test pair also in training n − 1 times", "the text's strict split (random pool words; no test "
+                  "word or test definition in training)", "the authors' split", variants),
+        Departure("dictionaries", f"Wikt3l (Wiktionary definitions, {wikt3l('fr-en', 'es-en', 'en-es')})",
                   "WordNet 3.0 glosses joined to WOLF (fr-en) and to MUSE (es-en: every synset WordNet's lookup "
                   "finds for the English translation, inflected forms through WordNet's morphology), "
                   "Apertium-translated glosses (en-es)", unmeasured="Wikt3l is not shipped"),
-        Departure("target space", "BilBOWA 50-d", "GloVe 6B 50d English rows, IBM-1-projected foreign rows, "
+        Departure("target space", f"BilBOWA {SPACE_DIM}-d", "GloVe 6B 50d English rows, IBM-1-projected foreign rows, "
                   "Procrustes-aligned", unmeasured="no BilBOWA vectors ship"),
-        Departure("depth and training", "5 stacked layers, AMSGrad lr 5e-4, up to 1000 epochs",
+        Departure("depth and training", f"{layers(LAYERS)}, AMSGrad lr 5e-4, up to {MAX_EPOCHS} epochs",
                   f"{layers(att_model(plan).layers)}, lr {s.lr}, {s.epochs} epochs",
                   unmeasured=f"{ES_EN_LEVERS[0][2]} and {ES_EN_LEVERS[1][2]} were measured on the es-en "
                   "softmax cells only (Table 3's softmax rows), not on the paper's L2 rows"),
         Departure("training rows", "every dictionary row", rows_text(s),
                   unmeasured="the en-es softmax cell on every row is in Table 3 (softmax loss only)"),
         Departure("multi-task balance", "code (`basic_MTL/*/run_bi/*_train_en_fr_bi.py`): the two directions' "
-                  "training rows pooled as they are (Wikt3l En-Es 20,930, Es-En 56,610 definitions)",
+                  f"training rows pooled as they are (Wikt3l {wikt3l(*ES_PAIR)} definitions)",
                   "each direction as many rows an epoch as the larger one, the smaller repeated "
                   "(`balance: equal`): so neither direction's 'MTL helps' is "
                   "decided by the other's size, which here follows the shipped data's coverage and the split's "
@@ -94,7 +100,7 @@ def setup_text(plan: PlanView) -> str:
             f"rebuilt against these spaces with {plan.build.test_words} held-out words per direction (rows and "
             "definitions per word: 'Test pairs also in training'). Models: "
             f"the `{s.configs.rstrip('/')}/` configs ({layers(att.model.layers)}, hidden {att.model.hidden}, "
-            f"definitions cut at {att.model.max_tokens} tokens; the paper: 5 stacked layers), {s.epochs} epochs "
+            f"definitions cut at {att.model.max_tokens} tokens; the paper: {layers(LAYERS)}), {s.epochs} epochs "
             f"at lr {s.lr} (AMSGrad, batch {att.optim.batch_size}), {rows_text(s)}; the multi-task and "
             f"joint cells: {balance}.")
 

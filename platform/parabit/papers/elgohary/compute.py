@@ -10,6 +10,7 @@ from parabit.markdown import BLANK, table
 from parabit.papers.cells import Group, Results
 from parabit.papers.elgohary.data import ElgoharyData
 from parabit.papers.elgohary.tuning import sweep_scale
+from parabit.papers.findings import DEFAULT_MARGIN
 
 RATE_CELLS = 20  # the estimate's cells: the ledger's newest, so a faster step shows in it once its cells are recorded
 
@@ -37,7 +38,7 @@ def compute_table(plan: ElgoharyData, results: Results) -> str:
         spent = sum(r.seconds or 0.0 for r in mine) / 3600
         total_estimated, total_spent = total_estimated + estimate, total_spent + spent
         at_main_size += estimate if pairs == main and group.key not in deferred else 0.0
-        note = (" (+2 if its effect, or the headline under it, is under 0.05)" if group.key in ablations
+        note = (f" (+2 if its effect, or the headline under it, is under {DEFAULT_MARGIN})" if group.key in ablations
                 else " (last)" if group.key in deferred else "")
         shown = f"{estimate:.1f}" if rate and pairs else "—"
         counted_pairs = f"{pairs:,}" if pairs else "not counted yet"

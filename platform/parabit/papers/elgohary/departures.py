@@ -8,7 +8,8 @@ from parabit.papers.departures import Departure
 from parabit.papers.elgohary.config import MAIN
 from parabit.papers.elgohary.data import STATED, ElgoharyData, tuning_key
 from parabit.papers.elgohary.groups import ABLATION_SUFFIX, ablation_group
-from parabit.papers.elgohary.paper import CONDITION_LABELS
+from parabit.papers.elgohary.paper import (CONDITION_LABELS, JPA_TUNING_EPOCHS, JPA_TUNING_PAIRS, PAIRS,
+                                           SENTENCE_TOKENS)
 from parabit.papers.elgohary.tuning import OPTIMISER, stated_text, sweep_scale
 
 
@@ -57,7 +58,8 @@ def paper_departures(plan: ElgoharyData) -> list[Departure]:
                   "Adam (lr 1e-3, rows N(0, 1)) and AdaGrad (lr 0.05, rows N(0, 0.1²))"
                   + (f": {optimisers}" if optimisers else ""), "the other optimiser (its best point on dev"
                   + (", at the cells' scale)" if rescore else ")"), variants("optimiser"), applies=jbi()),
-        Departure("data", "1.9M Europarl sentence pairs (28 tokens on average) and 3M phrase pairs from them",
+        Departure("data", f"{PAIRS['BiSent']} Europarl sentence pairs ({SENTENCE_TOKENS} tokens on average) and "
+                  f"{PAIRS['BiPh']} phrase pairs from them",
                   f"Tatoeba{tatoeba} + the 20k-line Europarl sample",
                   "the Europarl sample alone (its sentences and its phrases)", variants("data"),
                   applies=jbi(*from_bitext)),
@@ -79,9 +81,11 @@ def paper_departures(plan: ElgoharyData) -> list[Departure]:
             + " (tuned and re-scored the same way)", variants("reading"),
             applies=jbi(*plan.config.contested)))
     departures += [
-        Departure("scale", "BiSent 1.9M, BiPh 3M, MonoPh 3M pairs", sizes or "as prepared",
+        Departure("scale", ", ".join(f"{c} {PAIRS[c]}" for c in ("BiSent", "BiPh", "MonoPh")) + " pairs",
+                  sizes or "as prepared",
                   unmeasured="no more bitext ships; Table 6 shows the phrase table at the paper's sizes"),
-        Departure("tuning budget", "J_pa tuned on 100k pairs for 5 epochs; J_bi presumably on everything",
+        Departure("tuning budget", f"J_pa tuned on {JPA_TUNING_PAIRS // 1000}k pairs for {JPA_TUNING_EPOCHS} "
+                  "epochs; J_bi presumably on everything",
                   f"J_bi swept on {sweep_scale(plan)} with ASHA, then its {rescore} best points (both "
                   "optimisers) trained at the cells' own scale and the best on dev taken (table below)"
                   if rescore else f"J_bi tuned on {sweep_scale(plan)} with ASHA",
@@ -92,7 +96,7 @@ def paper_departures(plan: ElgoharyData) -> list[Departure]:
         Departure("J_pa settings", "tuned (sampling MIX/MAX, distance); MAX beats MIX", f"Wieting et al.'s "
                   f"{plan.config.jpa} (MAX, as the paper's tuning found)",
                   unmeasured="J_pa is not the claim under test; its cells are the paper's comparison columns"),
-        Departure("monolingual phrases", "PPDB XL, 3M pairs", "the shipped PPDB 1.0 lexical subset and pivot "
-                  "paraphrases of the phrase table", unmeasured="PPDB XL does not ship"),
+        Departure("monolingual phrases", f"PPDB XL, {PAIRS['MonoPh']} pairs", "the shipped PPDB 1.0 lexical subset "
+                  "and pivot paraphrases of the phrase table", unmeasured="PPDB XL does not ship"),
     ]
     return departures

@@ -62,12 +62,24 @@ TABLE4 = {"sts2012": (.15, .17, .09), "sts2013": (.16, .17, .11), "sts2014": (.1
           "sts2015": (.15, .19, .11), "sick": (.20, .25, .15)}
 # the Table 4 column (MonoPh / BiPh / BiSent) that stands beside each parabit condition
 PAPER_TABLE4_COLUMN = {"ppdb": 0, "pivot_paraphrases": 0, "bilingual_phrases": 1, "bilingual_sentences": 2}
+# the paper's training data: pairs of each condition (as the paper writes them), and the bilingual sentences'
+# average length in tokens
+PAIRS = {"MonoPh": "3M", "BiPh": "3M", "BiSent": "1.9M"}
+SENTENCE_TOKENS = 28
+# J_pa's tuning budget (§3.2): pairs and epochs
+JPA_TUNING_PAIRS, JPA_TUNING_EPOCHS = 100_000, 5
 # Table 5: SICK Pearson under J_bi, all pairs → pairs sharing no SICK bigram (pairs before → after)
-TABLE5 = {"MonoPh": (.53, .54, "3M → 2.3M"), "BiPh": (.66, .65, "3M → 2.1M"), "BiSent": (.63, .58, "1.9M → 0.47M")}
+TABLE5 = {"MonoPh": (.53, .54, f"{PAIRS['MonoPh']} → 2.3M"), "BiPh": (.66, .65, f"{PAIRS['BiPh']} → 2.1M"),
+          "BiSent": (.63, .58, f"{PAIRS['BiSent']} → 0.47M")}
 # Table 6: BiPh J_bi by number of training pairs
 TABLE6_SIZES = ("0.5M", "1M", "1.9M", "3M")
 TABLE6 = {"sts2012": (.55, .58, .59, .59), "sts2013": (.59, .61, .61, .62), "sts2014": (.69, .71, .71, .71),
           "sts2015": (.68, .69, .70, .70), "sick": (.62, .64, .65, .66)}
+
+
+def two_digits(value: float) -> str:
+    """A correlation as the paper prints it: two decimals, no leading zero (``.63``)."""
+    return f"{value:.2f}".removeprefix("0")
 
 
 def paper_value(benchmark: str, subset: str, condition: str, objective: str) -> float | None:

@@ -10,6 +10,7 @@ from parabit.papers.findings import Finding
 from parabit.papers.metrics import Metric
 from parabit.papers.wieting import analyses
 from parabit.papers.wieting.groups import group_label, range_key
+from parabit.papers.wieting.paper import BEST_LENGTH, DIM, PAIRS_PER_SOURCE, TASKS, WORD_VECTORS
 from parabit.papers.wieting.report import AVERAGE
 from parabit.papers.wieting.settings import WietingSettings
 
@@ -26,13 +27,13 @@ def paper_findings(settings: WietingSettings, comparisons: dict[str, analyses.Co
     ]
     ranges = [range_key(lo, hi) for lo, hi in settings.length_ranges]
     if len(ranges) > 1:
-        label = partial(group_label, length_ranges=settings.length_ranges)
+        label, best = partial(group_label, length_ranges=settings.length_ranges), "–".join(map(str, BEST_LENGTH))
         found.append(Finding(f"the best length range is {label(ranges[0])}", ranges[0], ranges[1], AVERAGE,
-                             "0–10 best"))
+                             f"{best} best"))
         found += [Finding(f"quality falls with length: {label(a)} > {label(b)}", a, b, AVERAGE,
                           "falls with length") for a, b in zip(ranges[1:], ranges[2:])]
         found.append(Finding(f"a {label(ranges[0])} length filter beats no length filter", ranges[0], "len-any",
-                             AVERAGE, "0–10 filter helps"))
+                             AVERAGE, f"{best} filter helps"))
     found += [Finding(f"filtering by {spec.label} (tuned) beats unfiltered", f"bt-{spec.label}", "bt-unfiltered",
                       AVERAGE, "filtering helps") for spec in settings.filters]
     found += [
@@ -73,10 +74,12 @@ def paper_departures() -> list[Departure]:
         Departure("translation engine", "neural MT (CzEng, Europarl and others)", "Apertium es→en (rule-based); "
                   "the engine finding compares it with neural round trips", unmeasured="no neural es→en model "
                   "ships; the neural en→pt→en round trips stand in for it in the engine finding"),
-        Departure("word vectors", "PARAGRAM-SL999 300-d", "GloVe 6B 50d", unmeasured="PARAGRAM-SL999 does not ship"),
-        Departure("bitext", "150k pairs per source (CzEng, Europarl, ...)", "the shipped Spanish bitext (Tatoeba, "
-                  "the Europarl sample, newstest 2012/2013)", unmeasured="no more bitext ships"),
-        Departure("test tasks", "22 tasks (STS 2012–2015, SICK, STS 2013 SMT, SemEval 2015 Twitter)",
+        Departure("word vectors", f"{WORD_VECTORS} {DIM}-d", "GloVe 6B 50d",
+                  unmeasured=f"{WORD_VECTORS} does not ship"),
+        Departure("bitext", f"{PAIRS_PER_SOURCE // 1000}k pairs per source (CzEng, Europarl, ...)", "the shipped "
+                  "Spanish bitext (Tatoeba, the Europarl sample, newstest 2012/2013)",
+                  unmeasured="no more bitext ships"),
+        Departure("test tasks", f"{TASKS} tasks (STS 2012–2015, SICK, STS 2013 SMT, SemEval 2015 Twitter)",
                   "the 20 that ship", unmeasured="STS 2013 SMT and SemEval 2015 Twitter do not ship"),
         Departure("translation cost filter", "filters by the NMT model's cost", "not applied",
                   unmeasured="Apertium reports no cost (the finding is not testable here)"),

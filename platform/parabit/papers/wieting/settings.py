@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import Field, PositiveInt
 
 from parabit.config import Config, ConfigFile
+from parabit.papers.wieting.paper import EPOCHS, PAIRS
 from parabit.papers.wieting.selection import FilterSpec
 
 
@@ -39,7 +40,7 @@ class WietingSettings(Config):
     train: ConfigFile
     """The training settings of every cell and threshold trial (a `pairs` training YAML: AVG; the GRAN groups set
     `model.encoder: gran` and `gran_epochs`), its data replaced per group."""
-    sample_size: PositiveInt = 24_000
+    sample_size: PositiveInt = PAIRS
     """Pairs per variant in the controlled comparison (the paper's 24k): each filter, unfiltered, bilingual and
     PPDB at one equal size, lowered to what the smallest of them allows; also the cap of the length ranges' size."""
     seed: int = 13
@@ -58,7 +59,7 @@ class WietingSettings(Config):
     tune_epochs: PositiveInt = 5
     """Training epochs of each threshold-sweep trial (one trial per window), scored on the dev set (STS 2016); kept
     short so that a sweep per filter stays affordable."""
-    gran_epochs: PositiveInt = 3
+    gran_epochs: PositiveInt = EPOCHS["gran"]
     """Training epochs of the GRAN groups (the AVG groups train the `train` config's own epochs)."""
     quick_pairs: PositiveInt = 400
     """With `--quick`: the first this many Tatoeba pairs are back-translated (one epoch, each filter's middle window
