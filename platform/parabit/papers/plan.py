@@ -172,11 +172,13 @@ class PaperPlan(ABC):
     def facts(self) -> dict[str, Any]:
         """What :meth:`prepare` computed that :meth:`groups`, :meth:`tables` and :meth:`sections` read (sizes,
         paths, tuned thresholds, analyses), JSON-able; kept in the ledger, so the document is written again in a
-        checkout that never ran :meth:`prepare`. Default: nothing beyond :attr:`missing`."""
+        checkout that never ran :meth:`prepare`: the JSON of the paper's versioned facts model
+        (:class:`~parabit.papers.facts.PaperFacts`). Default: nothing beyond :attr:`missing`."""
         return {}
 
     def restore(self, facts: dict[str, Any]) -> None:
-        """Take back what :meth:`facts` returned (instead of running :meth:`prepare`)."""
+        """Take back what :meth:`facts` returned (instead of running :meth:`prepare`), as any version of it wrote
+        it: the paper's facts model validates the record, migrating an older shape to its own."""
 
     @abstractmethod
     def groups(self) -> list[Group]:

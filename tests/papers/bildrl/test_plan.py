@@ -92,10 +92,11 @@ def test_a_record_from_before_the_change_keeps_what_still_holds_and_never_the_ch
     # lacks, so they survive the reproduction's merge (what the record holds stays, what it lacks is added).
     fresh = plan.facts()
     measured = {"rows": 99, "words": 11, "test": 5, "test_word_definitions": 1.0, "test_in_training": 0}
-    fresh[ES_EN] = {"strict": {"overlap": measured, "stage": {"lines": 9}, "reference": {"p_at_1": 0.5}}}
+    stage = {"rows_in": 120, "rows_out": 99, "rejected": {"duplicate entry": 21}, "lines": 9}
+    fresh[ES_EN] = {"strict": {"overlap": measured, "stage": stage, "reference": {"p_at_1": 0.5}}}
     again = BilDRLPlan(plan.context)
     again.restore(local({**fresh, **recorded}))
-    assert again.measured.overlaps["strict"]["es-en"] == measured
+    assert again.measured.overlaps["strict"]["es-en"] == measured and again.measured.stages["strict"]["es-en"] == stage
     assert again.measured.references["strict"]["es-en"] == {"p_at_1": 0.5}
     assert again.measured.overlaps["authors"].keys() == {"en-es", "fr-en"}  # not measured there yet: shown as such
     assert again.measured.overlaps["strict"]["en-es"] == plan.measured.overlaps["strict"]["en-es"]

@@ -2,7 +2,7 @@
 foreign language), then per held-out split the dictionaries and the paraphrase set rebuilt against them
 (``build_dictionaries``) and the monolingual dictionary of the mono baselines (:mod:`parabit.papers.bildrl.mono`),
 each built once (:func:`prepare_dictionaries`); and what the step measures about them (:class:`Measured`), kept in
-the ledger's facts and taken back from them.
+the ledger's facts (:class:`~parabit.papers.bildrl.facts.BilDRLFacts`) and taken back from them.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parabit.papers.bildrl.facts import BilDRLFacts, Measurement
 from parabit.papers.bildrl.paper import DIRECTIONS
 from parabit.papers.bildrl.stages import PARAPHRASE_STAGE, facts_key
 from parabit.recipes.bildrl.aligned_space import AlignedSpaceConfig, build_aligned_space
@@ -26,52 +27,49 @@ class Measured:
     overlaps: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # split -> direction -> overlap
     stages: dict[str, dict[str, dict]] = field(default_factory=dict)  # split -> direction -> its stage's counts
 
-    def facts(self, spaces: dict[str, dict]) -> dict:
-        """The ``spaces``' reports, then per split and task what the data step measured: a task whose stage is built
-        as it always was under the keys it always had (``references``, ``split_references``, ``test_in_training``,
-        and its defined words in ``dictionary_words``), a changed one under :func:`facts_key`."""
-        facts: dict = {"spaces": spaces, "references": {}, "split_references": {},
-                       "test_in_training": {}, "dictionary_words": {}}
+    def facts(self, spaces: dict[str, dict]) -> BilDRLFacts:
+        """The ``spaces``' reports, then per split and task what the data step measured: a task whose stages are
+        built as they first were in ``measured``, a changed one under :func:`facts_key` (see
+        :mod:`~parabit.papers.bildrl.facts`)."""
+        measured: dict[str, dict[str, dict]] = {}
+        changed: dict[str, dict[str, dict]] = {}
+
+        def parts(split: str, task: str) -> dict:
+            key = facts_key(task)
+            return changed.setdefault(key, {}).setdefault(split, {}) if key else \
+                measured.setdefault(split, {}).setdefault(task, {})
+
         for split, references in self.references.items():
             for task, scores in references.items():
-                if key := facts_key(task):
-                    facts.setdefault(key, {}).setdefault(split, {})["reference"] = scores
-                elif split == "strict":
-                    facts["references"][task] = scores
-                else:
-                    facts["split_references"].setdefault(split, {})[task] = scores
+                parts(split, task)["reference"] = scores
         for split, overlaps in self.overlaps.items():
-            for direction, overlap in overlaps.items():
-                if key := facts_key(direction):
-                    facts.setdefault(key, {}).setdefault(split, {}).update(
-                        overlap=overlap, stage=self.stages.get(split, {}).get(direction, {}))
-                else:
-                    facts["test_in_training"].setdefault(split, {})[direction] = {
-                        k: v for k, v in overlap.items() if k != "words"}
-                    facts["dictionary_words"].setdefault(split, {})[direction] = overlap.get("words")
-        return facts
+            for task, overlap in overlaps.items():
+                parts(split, task)["overlap"] = overlap
+        for split, stages in self.stages.items():
+            for task, counts in stages.items():
+                parts(split, task)["stage"] = counts
+        return BilDRLFacts.built(spaces=spaces, measured=measured, **changed)
 
-    def restore(self, facts: dict) -> None:
-        """Take back what :meth:`facts` returned (the spaces' reports aside)."""
-        # A record from before the references (or the other splits) were measured: they show as not measured until
-        # the data step runs again (it does before the next cell trains). Under the old keys only what this code
-        # builds as it always was counts: a changed stage's numbers come from its own key, or are not measured.
-        recorded = {"strict": dict(facts.get("references", {})), **facts.get("split_references", {})}
-        self.references = {split: {task: scores for task, scores in references.items() if not facts_key(task)}
-                           for split, references in recorded.items()}
-        words = facts.get("dictionary_words", {})
-        self.overlaps = {split: {d: {**overlap, **({"words": words[split][d]} if words.get(split, {}).get(d)
-                                                   is not None else {})}
-                                 for d, overlap in overlaps.items() if not facts_key(d)}
-                         for split, overlaps in facts.get("test_in_training", {}).items()}
-        self.stages = {}
+    def restore(self, facts: BilDRLFacts) -> None:
+        """Take back what :meth:`facts` returned (the spaces' reports aside): of a task whose stage changed format
+        only what was measured under this code's formats (a record from before the change shows it as not measured
+        until the data step runs again, which it does before the next cell trains)."""
+        self.references, self.overlaps, self.stages = {}, {}, {}
+        for split, tasks in facts.measured.items():
+            for task, measurement in tasks.items():
+                if not facts_key(task):
+                    self._take(split, task, measurement)
         for task in (*DIRECTIONS, PARAPHRASE_STAGE):
-            for split, measured in facts.get(facts_key(task), {}).items() if facts_key(task) else ():
-                if "reference" in measured:
-                    self.references.setdefault(split, {})[task] = measured["reference"]
-                if "overlap" in measured:
-                    self.overlaps.setdefault(split, {})[task] = measured["overlap"]
-                    self.stages.setdefault(split, {})[task] = measured.get("stage", {})
+            for split, measurement in facts.changed_stage(facts_key(task)).items() if facts_key(task) else ():
+                self._take(split, task, measurement)
+
+    def _take(self, split: str, task: str, measurement: Measurement) -> None:
+        if measurement.reference is not None:
+            self.references.setdefault(split, {})[task] = dict(measurement.reference)
+        if measurement.overlap is not None:
+            self.overlaps.setdefault(split, {})[task] = measurement.overlap.model_dump()
+        if measurement.stage is not None:
+            self.stages.setdefault(split, {})[task] = measurement.stage.model_dump()
 
 
 def prepare_dictionaries(measured: Measured, folders: dict[str, Path], builds: dict[str, DictionaryBuildConfig],

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from parabit.papers.bildrl.data import Measured, prepare_dictionaries
 from parabit.papers.bildrl.departures import all_departures, scale_text, setup_text
+from parabit.papers.bildrl.facts import BilDRLFacts
 from parabit.papers.bildrl.findings import all_findings
 from parabit.papers.bildrl.groups import all_groups, keys_needing
 from parabit.papers.bildrl.sections import all_sections
@@ -83,11 +84,13 @@ class BilDRLPlan(PaperPlan):
 
     def facts(self) -> dict:
         """The spaces' reports and what the data step measured (:meth:`Measured.facts`)."""
-        return self.measured.facts(self.space_reports())
+        return self.measured.facts(self.space_reports()).ledger()
 
     def restore(self, facts: dict) -> None:
-        self._space_reports = dict(facts["spaces"])
-        self.measured.restore(facts)
+        """Take back the facts of a prepared record, of any version (:class:`BilDRLFacts` migrates older ones)."""
+        recorded = BilDRLFacts.model_validate(facts)
+        self._space_reports = {lang: report.model_dump() for lang, report in recorded.spaces.items()}
+        self.measured.restore(recorded)
 
     def space_reports(self) -> dict[str, dict]:
         """Each aligned space's report (sizes, BLI before and after the map): read from the built spaces, or the

@@ -54,7 +54,8 @@ def task_stage(task: str) -> str:
 
 def facts_key(task: str) -> str:
     """Where the facts measured on ``task`` are kept when its stage, or one it is built from, changed format
-    (``<stage>@<stage>:<format>,...``); ``""`` when all are as they always were (its facts stay under the keys they
-    always had, so a prepared record made before a format changed keeps only what still holds)."""
+    (``<stage>@<stage>:<format>,...``, a key of :class:`~parabit.papers.bildrl.facts.BilDRLFacts` of its own);
+    ``""`` when all are as they always were (its facts are in ``measured``, so a prepared record made before a
+    format changed keeps only what still holds)."""
     formats = changed_formats({task_stage(task)})
     return task_stage(task) + "@" + ",".join(f"{s}:{f}" for s, f in formats.items()) if formats else ""

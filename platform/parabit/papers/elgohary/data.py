@@ -1,8 +1,9 @@
 """What Elgohary & Carpuat's data step records (:meth:`~parabit.papers.elgohary.plan.ElgoharyPlan.prepare`): the
 phrase tables' paths, each condition's pairs and Table 6's sizes, the J_bi tunings (each condition's sweep and its
-points re-scored at the cells' scale), the counts of Tables 4 and 5; kept in the ledger as the plan's facts and
-restored from it. :class:`ElgoharyData` holds them and what the cells' training configs take from them; the plan
-builds on it, and the modules that declare the groups, tables, findings, departures and document read it."""
+points re-scored at the cells' scale), the counts of Tables 4 and 5; kept in the ledger as the plan's facts
+(:class:`~parabit.papers.elgohary.facts.ElgoharyFacts`) and restored from them. :class:`ElgoharyData` holds them and
+what the cells' training configs take from them; the plan builds on it, and the modules that declare the groups,
+tables, findings, departures and document read it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from parabit.config import load_config, read_yaml
 from parabit.papers.cells import Group
 from parabit.papers.elgohary.analyses import pairs_available, undertrained_ratios
 from parabit.papers.elgohary.config import MAIN, ReproductionConfig, train_config
+from parabit.papers.elgohary.facts import CONTESTED, STATED, ElgoharyFacts
 from parabit.papers.plan import PaperPlan
 from parabit.paths import project_path
 
-STATED, CONTESTED = "stated", "contested"  # a condition's J_bi tuned under its stated choices, or the other reading
 OTHER_READING = "otherreading"  # the suffix of the other reading's tunings and of its ablation's groups
 
 
@@ -74,23 +75,27 @@ class ElgoharyData(PaperPlan):
         return {"phrases": self.data_fingerprint()["phrases"], "quick": self.quick}
 
     def facts(self) -> dict:
-        return {"data_paths": dict(self.data_paths), "europarl_paths": dict(self.europarl_paths),
-                "available": dict(self.available), "sizes": [[pairs, label] for pairs, label in self.sizes.items()],
-                "europarl_available": dict(self.europarl_available), "sweeps": self.sweeps, "rescored": self.rescored,
-                "undertrained": self.undertrained() if "undertrained" in self.config.analyses else {},
-                "filtered": {c: self.filtered_pairs(c) for c in self.available}
-                if "memorisation" in self.config.analyses else {}}
+        """The data step's facts (:class:`~parabit.papers.elgohary.facts.ElgoharyFacts`) as the ledger keeps them."""
+        return ElgoharyFacts.built(
+            data_paths=self.data_paths, europarl_paths=self.europarl_paths, available=self.available,
+            sizes=list(self.sizes.items()), europarl_available=self.europarl_available, sweeps=self.sweeps,
+            rescored=self.rescored,
+            undertrained=self.undertrained() if "undertrained" in self.config.analyses else {},
+            filtered={c: self.filtered_pairs(c) for c in self.available} if "memorisation" in self.config.analyses
+            else {}).ledger()
 
     def restore(self, facts: dict) -> None:
-        self.data_paths = dict(facts["data_paths"])
-        self.europarl_paths = dict(facts["europarl_paths"])
-        self.available = dict(facts["available"])
-        self.sizes = {int(pairs): label for pairs, label in facts["sizes"]}
-        self.sweeps = dict(facts["sweeps"])
-        self.rescored = dict(facts["rescored"])
-        self.europarl_available = dict(facts["europarl_available"])
-        self._ratios = facts["undertrained"]
-        self._filtered_counts = facts["filtered"]
+        """Take back the facts of a prepared record, of any version (:class:`ElgoharyFacts` migrates older ones)."""
+        recorded = ElgoharyFacts.model_validate(facts)
+        self.data_paths = dict(recorded.data_paths)
+        self.europarl_paths = dict(recorded.europarl_paths)
+        self.available = dict(recorded.available)
+        self.sizes = dict(recorded.sizes)
+        self.sweeps = {key: sweep.model_dump() for key, sweep in recorded.sweeps.items()}
+        self.rescored = {key: rescoring.model_dump() for key, rescoring in recorded.rescored.items()}
+        self.europarl_available = dict(recorded.europarl_available)
+        self._ratios = recorded.undertrained
+        self._filtered_counts = recorded.filtered
 
     @property
     def has_sizes(self) -> bool:

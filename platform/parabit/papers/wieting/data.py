@@ -1,5 +1,5 @@
 """Wieting et al.'s data step and its facts: what the cells train on (:func:`prepare_data`) and what the step
-computed (:class:`PreparedData`, kept in the ledger).
+computed (:class:`PreparedData`, kept in the ledger as :class:`~parabit.papers.wieting.facts.WietingFacts`).
 
 One back-translation pipeline run (Apertium es→en of all shipped Spanish bitext, every filter's score stored;
 the pipeline config that :class:`~parabit.papers.wieting.settings.WietingSettings` ``backtranslate`` names); every
@@ -27,6 +27,7 @@ from parabit.backtranslation import FilterConfig, PipelineConfig
 from parabit.paths import project_path
 from parabit.papers.plan import PaperPlan, PlanContext
 from parabit.papers.wieting import analyses
+from parabit.papers.wieting.facts import WietingFacts
 from parabit.papers.wieting.groups import range_key, train_config
 from parabit.papers.wieting.selection import Variant, scored_table, select_variant
 from parabit.papers.wieting.settings import WietingSettings
@@ -52,19 +53,22 @@ class PreparedData:
                              for engine, (refs, mts) in self.engines.items() if len(refs) >= 20}
         return self.compared
 
-    def facts(self, seed: int) -> dict:
-        return {"paths": {key: str(path) for key, path in self.paths.items()}, "sizes": dict(self.sizes),
-                "available_by_range": dict(self.available_by_range),
-                "tuned": {label: tuned.to_dict() for label, tuned in self.tuned.items()},
-                "comparisons": {engine: c.to_dict() for engine, c in self.comparisons(seed).items()}}
+    def facts(self, seed: int) -> WietingFacts:
+        """What the data step computed (``seed``: the analyses'), as :class:`WietingFacts`."""
+        return WietingFacts.built(
+            paths={key: str(path) for key, path in self.paths.items()}, sizes=self.sizes,
+            available_by_range=self.available_by_range,
+            tuned={label: tuned.to_dict() for label, tuned in self.tuned.items()},
+            comparisons={engine: c.to_dict() for engine, c in self.comparisons(seed).items()})
 
-    def restore(self, facts: dict) -> None:
+    def restore(self, facts: WietingFacts) -> None:
         """Take back what :meth:`facts` returned (the engines' texts stay: the facts keep only their analyses)."""
-        self.paths = {key: Path(path) for key, path in facts["paths"].items()}
-        self.sizes = dict(facts["sizes"])
-        self.available_by_range = dict(facts["available_by_range"])
-        self.tuned = {label: Tuned.from_dict(data) for label, data in facts["tuned"].items()}
-        self.compared = {engine: analyses.Comparison.from_dict(data) for engine, data in facts["comparisons"].items()}
+        self.paths = {key: Path(path) for key, path in facts.paths.items()}
+        self.sizes = dict(facts.sizes)
+        self.available_by_range = dict(facts.available_by_range)
+        self.tuned = {label: Tuned.from_dict(tuned.model_dump()) for label, tuned in facts.tuned.items()}
+        self.compared = {engine: analyses.Comparison.from_dict(c.model_dump()) for engine, c in
+                         facts.comparisons.items()}
 
 
 def pipeline_config(context: PlanContext, path: str, name: str, **overrides) -> PipelineConfig:

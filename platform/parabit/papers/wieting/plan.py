@@ -19,6 +19,7 @@ from parabit.papers.plan import PaperPlan, Section
 from parabit.papers.tables import PaperTable
 from parabit.papers.wieting import analyses, report
 from parabit.papers.wieting.data import PreparedData, prepare_data
+from parabit.papers.wieting.facts import WietingFacts
 from parabit.papers.wieting.findings import paper_departures, paper_findings
 from parabit.papers.wieting.groups import cell_groups
 from parabit.papers.wieting.settings import WietingSettings
@@ -50,10 +51,11 @@ class WietingPlan(PaperPlan):
                 "train": load_run_config(project_path(self.settings.train))}
 
     def facts(self) -> dict:
-        return self.prepared.facts(self.settings.seed)
+        return self.prepared.facts(self.settings.seed).ledger()
 
     def restore(self, facts: dict) -> None:
-        self.prepared.restore(facts)
+        """Take back the facts of a prepared record, of any version (:class:`WietingFacts` migrates older ones)."""
+        self.prepared.restore(WietingFacts.model_validate(facts))
 
     def _comparisons(self) -> dict[str, analyses.Comparison]:
         return self.prepared.comparisons(self.settings.seed)
