@@ -9,7 +9,6 @@ import pytest
 
 from parabit.config import load_config
 from parabit.papers.plan import PaperPlan, PlanContext
-from parabit.papers.records import local
 from parabit.paths import project_path
 from parabit.reproduction.config import ReproduceConfig
 from parabit.reproduction.plans import PLANS
@@ -17,12 +16,12 @@ from parabit.reproduction.plans import PLANS
 
 @pytest.fixture
 def committed_facts(outputs):
-    """``paper`` -> its committed prepared records' facts (docs/reproduction/<paper>.jsonl), by line number, with
-    their paths in this checkout (as the reproduction restores them)."""
+    """``paper`` -> its committed prepared records' facts (docs/reproduction/<paper>.jsonl) as the ledger holds them
+    (paths portable: :meth:`PaperRun.restore` reads them), by line number."""
     def read(paper: str) -> dict[int, dict]:
         lines = (project_path("docs/reproduction") / f"{paper}.jsonl").read_text().splitlines()
         records = {number: json.loads(line) for number, line in enumerate(lines)}
-        return {number: local(record["facts"]) for number, record in records.items() if record["kind"] == "prepared"}
+        return {number: record["facts"] for number, record in records.items() if record["kind"] == "prepared"}
     return read
 
 

@@ -174,10 +174,12 @@ def test_a_data_step_run_again_keeps_the_facts_its_recorded_cells_were_planned_f
     assert paper.restored
     recorded = {key: value for key, value in reproduction.ledger.prepared("elgohary", paper.data_digest).facts.items()
                 if key != "sweeps"}
-    sweeps = {"bilingual_sentences": {"best_params": {"k": 1}}}
+    sweeps = {"bilingual_sentences": {"name": "s", "condition": "bilingual_sentences", "reading": "stated", "pinned": {},
+                                      "space": "s.yaml", "parent_run_id": None, "best_params": {"k": 1},
+                                      "best_dev_score": None, "trials": []}}
     fresh = {**{key: ["counted differently"] for key in recorded}, "sweeps": sweeps}
     with caplog.at_level(logging.WARNING, logger="parabit.reproduction.reproduce"):
-        kept = Reproduction._keep_recorded(paper.plan, recorded, fresh)
+        kept = Reproduction._keep_recorded(paper, recorded, fresh)
     assert kept == {**recorded, "sweeps": sweeps}
     plan = paper.plan
     assert plan.data_paths == local(recorded["data_paths"]) and plan.available == recorded["available"]

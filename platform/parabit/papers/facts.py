@@ -36,8 +36,8 @@ class Facts(BaseModel):
 class PaperFacts(Facts):
     """A paper's facts as its ledger record holds them. A subclass declares ``version`` as a ``Literal`` of its
     number, with that number as default, and migrates older shapes in :meth:`upgrade`. The plan's own ``missing``
-    (which :meth:`~parabit.papers.plan.PaperPlan.prepared_facts` writes beside the paper's facts and
-    :meth:`~parabit.papers.plan.PaperPlan.restore_prepared` takes back) is not the paper's and is passed over."""
+    (which :meth:`~parabit.reproduction.paper_run.PaperRun.prepared_facts` writes beside the paper's facts and
+    :meth:`~parabit.reproduction.paper_run.PaperRun.restore` takes back) is not the paper's and is passed over."""
 
     PLAN_KEYS: ClassVar[tuple[str, ...]] = ("missing",)
 

@@ -11,6 +11,7 @@ import pytest
 
 from parabit.papers.bildrl.facts import BilDRLFacts
 from parabit.papers.bildrl.stages import facts_key
+from parabit.reproduction.paper_run import PaperRun
 
 NEWEST = 102  # the ledger line of the newest record: version 1, es-en measured under its changed format
 ES_EN = facts_key("es-en")
@@ -21,13 +22,13 @@ def test_every_committed_prepared_record_validates_and_restores_the_plan(committ
     assert len(records) >= 5 and ES_EN in records[NEWEST]
     for number, facts in records.items():
         assert BilDRLFacts.model_validate(facts).version == 2, number
-        new_plan("bildrl").restore_prepared(facts)
+        PaperRun(new_plan("bildrl")).restore(facts)
 
 
 def test_a_version_1_record_restores_the_plan_as_its_dicts_did(committed_facts, new_plan):
     facts = committed_facts("bildrl")[NEWEST]
     plan = new_plan("bildrl")
-    plan.restore_prepared(facts)
+    PaperRun(plan).restore(facts)
     measured = plan.measured
     assert plan.space_reports() == facts["spaces"]
     # Tasks built as they first were: from version 1's keys, with each direction's defined words.
@@ -52,13 +53,13 @@ def test_a_version_1_record_restores_the_plan_as_its_dicts_did(committed_facts, 
 def test_a_version_1_record_kept_over_version_2_facts_keeps_what_it_measured(committed_facts, new_plan):
     recorded = committed_facts("bildrl")[NEWEST]
     plan = new_plan("bildrl")
-    plan.restore_prepared(recorded)
-    fresh = plan.prepared_facts()
+    PaperRun(plan).restore(recorded)
+    fresh = PaperRun(plan).prepared_facts()
     fresh["measured"]["strict"]["en-es"]["reference"] = {"p_at_1": 0.5}  # measured differently this time
     fresh["measured"]["other"] = {"fr-en": {"reference": {"p_at_1": 0.25}}}  # a split the record lacks
     old = {key: value for key, value in recorded.items() if key != ES_EN}
     again = new_plan("bildrl")
-    again.restore_prepared({**fresh, **old})  # what the reproduction keeps when the data step runs again
+    PaperRun(again).restore({**fresh, **old})  # what the reproduction keeps when the data step runs again
     assert again.measured.references["strict"]["en-es"] == recorded["references"]["en-es"]
     assert again.measured.references["other"] == {"fr-en": {"p_at_1": 0.25}}
     assert again.measured.overlaps["strict"]["es-en"] == recorded[ES_EN]["strict"]["overlap"]  # from the step
@@ -66,14 +67,14 @@ def test_a_version_1_record_kept_over_version_2_facts_keeps_what_it_measured(com
 
 def test_what_the_plan_writes_is_version_2_and_restores_it_again(committed_facts, new_plan):
     plan = new_plan("bildrl")
-    plan.restore_prepared(committed_facts("bildrl")[NEWEST])
-    written = json.loads(json.dumps(plan.prepared_facts()))
+    PaperRun(plan).restore(committed_facts("bildrl")[NEWEST])
+    written = json.loads(json.dumps(PaperRun(plan).prepared_facts()))
     assert written["version"] == 2 and set(written) == {"missing", "version", "spaces", "measured", ES_EN}
     assert "es-en" not in written["measured"]["strict"]  # a changed stage's numbers only under its own key
     again = new_plan("bildrl")
-    again.restore_prepared(written)
+    PaperRun(again).restore(written)
     assert again.measured == plan.measured and again.space_reports() == plan.space_reports()
-    assert again.prepared_facts() == written
+    assert PaperRun(again).prepared_facts() == written
 
 
 def test_beside_its_fields_only_the_keys_of_changed_stages_are_taken(committed_facts):

@@ -9,6 +9,8 @@ import json
 import pytest
 
 from parabit.papers.elgohary.facts import STATED, ElgoharyFacts
+from parabit.paths import local
+from parabit.reproduction.paper_run import PaperRun
 
 NEWEST = 124  # the ledger line of the newest record (version 1, the current data digest)
 NO_RESCORING = 43  # per-condition sweeps, before the stated choices were pinned and the re-scoring
@@ -25,17 +27,17 @@ def test_every_committed_prepared_record_validates_and_restores_the_plan(committ
     assert {0, FIRST_FORM, NO_RESCORING, NEWEST} <= set(records)
     for number, facts in records.items():
         assert ElgoharyFacts.model_validate(facts).version == 2, number
-        new_plan("elgohary").restore_prepared(facts)
+        PaperRun(new_plan("elgohary")).restore(facts)
 
 
 def test_a_version_1_record_restores_the_plan_as_its_dicts_did(committed_facts, new_plan):
     facts = committed_facts("elgohary")[NEWEST]
     assert "version" not in facts
     plan = new_plan("elgohary")
-    plan.restore_prepared(facts)
+    PaperRun(plan).restore(facts)
     assert plan.sizes == {pairs: label for pairs, label in facts["sizes"]} and plan.sizes[1_000_000] == "1M"
     assert plan.sweeps == facts["sweeps"] and plan.rescored == facts["rescored"]
-    assert (plan.data_paths, plan.europarl_paths) == (facts["data_paths"], facts["europarl_paths"])
+    assert [plan.data_paths, plan.europarl_paths] == local([facts["data_paths"], facts["europarl_paths"]])
     assert (plan.available, plan.europarl_available) == (facts["available"], facts["europarl_available"])
     assert plan.undertrained() == facts["undertrained"] and plan._filtered_counts == facts["filtered"]
     assert plan.tuned("bilingual_phrases") == facts["rescored"]["bilingual_phrases"]["choice"]
@@ -61,13 +63,13 @@ def test_older_forms_of_version_1_migrate(committed_facts):
 def test_what_the_plan_writes_is_version_2_and_restores_it_again(committed_facts, new_plan):
     recorded = committed_facts("elgohary")[NEWEST]
     plan = new_plan("elgohary")
-    plan.restore_prepared(recorded)
-    written = json.loads(json.dumps(plan.prepared_facts()))
+    PaperRun(plan).restore(recorded)
+    written = json.loads(json.dumps(PaperRun(plan).prepared_facts()))
     # Version 2 holds version 1's fields, typed: the same facts with their version.
     assert written == {**recorded, "version": 2}
     again = new_plan("elgohary")
-    again.restore_prepared(written)
-    assert state(again) == state(plan) and again.prepared_facts() == written
+    PaperRun(again).restore(written)
+    assert state(again) == state(plan) and PaperRun(again).prepared_facts() == written
 
 
 def test_a_record_of_a_newer_version_or_with_an_unknown_key_is_refused(committed_facts):

@@ -9,6 +9,8 @@ from pathlib import Path
 from parabit.papers.wieting.analyses import Comparison
 from parabit.papers.wieting.facts import WietingFacts
 from parabit.papers.wieting.thresholds import Tuned
+from parabit.paths import local
+from parabit.reproduction.paper_run import PaperRun
 
 
 def test_the_committed_record_validates_and_restores_the_plan_as_its_dicts_did(committed_facts, new_plan):
@@ -17,11 +19,11 @@ def test_the_committed_record_validates_and_restores_the_plan_as_its_dicts_did(c
     facts = records[max(records)]
     assert "version" not in facts
     plan = new_plan("wieting")
-    plan.restore_prepared(facts)
+    PaperRun(plan).restore(facts)
     prepared = plan.prepared
-    assert prepared.paths == {key: Path(path) for key, path in facts["paths"].items()}
+    assert prepared.paths == {key: Path(path) for key, path in local(facts["paths"]).items()}
     assert (prepared.sizes, prepared.available_by_range) == (facts["sizes"], facts["available_by_range"])
-    assert prepared.tuned == {label: Tuned.from_dict(tuned) for label, tuned in facts["tuned"].items()}
+    assert prepared.tuned == {label: Tuned.from_dict(tuned) for label, tuned in local(facts["tuned"]).items()}
     assert prepared.compared == {engine: Comparison.from_dict(c) for engine, c in facts["comparisons"].items()}
 
 
@@ -29,9 +31,9 @@ def test_what_the_plan_writes_is_version_2_and_restores_it_again(committed_facts
     records = committed_facts("wieting")
     recorded = records[max(records)]
     plan = new_plan("wieting")
-    plan.restore_prepared(recorded)
-    written = json.loads(json.dumps(plan.prepared_facts()))
+    PaperRun(plan).restore(recorded)
+    written = json.loads(json.dumps(PaperRun(plan).prepared_facts()))
     assert written == {**recorded, "version": 2}  # version 1's fields, typed
     again = new_plan("wieting")
-    again.restore_prepared(written)
-    assert again.prepared == plan.prepared and again.prepared_facts() == written
+    PaperRun(again).restore(written)
+    assert again.prepared == plan.prepared and PaperRun(again).prepared_facts() == written
