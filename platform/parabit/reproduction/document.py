@@ -16,7 +16,8 @@ from pathlib import Path
 from parabit.markdown import table
 from parabit.papers.cells import Cell, Group, Results
 from parabit.papers.departures import GENUINE, NO_DIFFERENCE, Departure, cause
-from parabit.papers.findings import FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED, UNTESTABLE, Comparison
+from parabit.papers.findings import (DEFAULT_MARGIN, FAILS, HOLDS, MIN_SEEDS, NOT_RUN, PAR_TOLERANCE, UNDECIDED,
+                                     UNTESTABLE, Comparison)
 from parabit.papers.metrics import Metric
 from parabit.papers.plan import PaperPlan, Section
 from parabit.reproduction.ledger import Ledger
@@ -209,8 +210,8 @@ def assemble(parts: dict[str, PaperPart | None], titles: dict[str, str], *, seed
         "How to read: every number of ours is read from its cell's record (the metrics its MLflow run logged; the "
         "run ids are listed under each paper); table entries are *ours* as mean ± standard deviation over the "
         "training seeds that finished, the paper's number in brackets. A finding compares two groups of cells "
-        "seed by seed (better − worse). Verdict: a difference of at least 0.05 (five points of r or accuracy) "
-        f"decides by its sign; a smaller one needs ≥ {MIN_SEEDS} seeds and holds only if its 95 % t-interval "
+        f"seed by seed (better − worse). Verdict: a difference of at least {DEFAULT_MARGIN} (five points of r or "
+        f"accuracy) decides by its sign; a smaller one needs ≥ {MIN_SEEDS} seeds and holds only if its 95 % t-interval "
         f"excludes 0 (*undecided* with fewer seeds); \"on par\" claims hold within {PAR_TOLERANCE} or when no "
         "difference is significant. *Not testable here* says why.",
         "",

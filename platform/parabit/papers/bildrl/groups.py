@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parabit.papers.bildrl.paper import DIRECTIONS, ES_PAIR, SINGLE
+from parabit.papers.bildrl.paper import DIRECTIONS, ES_PAIR, LAYERS, SINGLE
 from parabit.papers.bildrl.settings import PlanView
 from parabit.papers.cells import Group
 from parabit.paths import project_path
 from parabit.recipes import load_run_config
 from parabit.recipes.bildrl.config import foreign_language
 
-LONG_EPOCHS = 100  # the paper trains up to 1000 epochs; a third of that is what one CPU core affords here
+LONG_EPOCHS = 100  # the paper trains up to MAX_EPOCHS (1000); a tenth of that is what one CPU core affords here
 # The paper's depth and a longer training, each tried on es-en (the smallest dictionary): group key suffix, the
 # change to the softmax cell's config, and its label.
-ES_EN_LEVERS = (("5-layers", {"model.layers": 5}, "5 stacked layers"),
+ES_EN_LEVERS = ((f"{LAYERS}-layers", {"model.layers": LAYERS}, f"{LAYERS} stacked layers"),
                 (f"{LONG_EPOCHS}-epochs", {"optim.epochs": LONG_EPOCHS}, f"{LONG_EPOCHS} epochs"))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from parabit.markdown import BLANK, table
 from parabit.papers.bildrl.groups import ES_EN_LEVERS, split_suffix
-from parabit.papers.bildrl.paper import DIRECTIONS, ES_PAIR, PAPER_TABLE3
+from parabit.papers.bildrl.paper import DIRECTIONS, ES_PAIR, MAX_EPOCHS, PAPER_TABLE3, SPACE_DIM
 from parabit.papers.bildrl.settings import PlanView
 from parabit.papers.bildrl.tables import p_at_1, p_at_10
 from parabit.papers.cells import Results
@@ -151,7 +151,8 @@ def gap_text(plan: PlanView, results: Results) -> str:
     bli = [aligned["p_at_1"] for report in plan.space_reports().values()
            for aligned in report["bli"].get("aligned", report["bli"]["projected"]).values()]
     if points and bli:
-        points.append("**Not the vectors' size.** The paper's target space is 50-d too (BilBOWA); this one "
+        points.append(f"**Not the vectors' size.** The paper's target space is {SPACE_DIM}-d too (BilBOWA); this one "
                       f"finds {pct(min(bli))}–{pct(max(bli))} of the BLI test words at P@1 (table above). "
-                      "**Not measured here:** the paper's Wikt3l definitions (not shipped) and its 1000 epochs.")
+                      "**Not measured here:** the paper's Wikt3l definitions (not shipped) and its "
+                      f"{MAX_EPOCHS} epochs.")
     return "\n\n".join(points)

@@ -11,6 +11,7 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
 from parabit.config import Config, ConfigFile
 from parabit.papers.bildrl.data import Measured
+from parabit.papers.bildrl.paper import TEST_WORDS
 from parabit.papers.cells import Group
 from parabit.recipes.bildrl.aligned_space import AlignedSpaceConfig
 from parabit.recipes.bildrl.config import DictionaryBuildConfig
@@ -47,7 +48,7 @@ class BilDRLSettings(Config):
     space: AlignedSpaceConfig = Field(default_factory=AlignedSpaceConfig)
     """How the aligned en–es and en–fr target spaces are built (bitext, EM iterations, Procrustes map); its `lang`
     is ignored: each space sets its own."""
-    test_words: PositiveInt = 500
+    test_words: PositiveInt = TEST_WORDS
     """Defined words held out per direction as the retrieval test (the paper's 500)."""
     seen_words: NonNegativeInt = 500
     """The en-es and es-en softmax cells also retrieve that many of their own training words, to tell fitting from

@@ -8,8 +8,9 @@ from typing import Literal
 from pydantic import Field, PositiveInt, model_validator
 
 from parabit.config import Config, ConfigFile, load_config
-from parabit.recipes.pairs.config import PairsConfig
+from parabit.papers.wieting import paper as wieting
 from parabit.paths import project_path
+from parabit.recipes.pairs.config import PairsConfig
 from parabit.phrases import PhrasesConfig
 
 Condition = Literal["bilingual_sentences", "bilingual_phrases", "pivot_paraphrases", "ppdb"]
@@ -89,8 +90,8 @@ class ReproductionConfig(Config):
     batch 25. A condition tuned by the plan's `jbi_sweep` takes the sweep's choice over these (the `tuning`
     ablation keeps them)."""
     jpa: dict = Field(default_factory=lambda: {
-        "objective.distance": "cosine", "objective.margin": 0.4, "objective.sampling": "max",
-        "objective.regularization": 0.0, "optim.batch_size": 100})
+        "objective.distance": "cosine", "objective.margin": wieting.MARGIN, "objective.sampling": wieting.SAMPLING,
+        "objective.regularization": wieting.REGULARIZATION, "optim.batch_size": wieting.BATCH_SIZE})
     """Dotted overrides of every J_pa cell, after `common`: the default is Wieting et al.'s cosine margin 0.4 with
     MAX in-batch negatives, no regularisation, batch 100."""
     analyses: tuple[Literal["undertrained", "memorisation", "sizes"], ...] = ("undertrained", "memorisation", "sizes")

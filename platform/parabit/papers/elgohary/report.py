@@ -13,7 +13,7 @@ from parabit.papers.elgohary.config import MAIN
 from parabit.papers.elgohary.data import ElgoharyData
 from parabit.papers.elgohary.groups import ablation_group
 from parabit.papers.elgohary.metrics import DEV, STS_AVG, UNTRAINED
-from parabit.papers.elgohary.paper import CONDITION_LABELS
+from parabit.papers.elgohary.paper import CONDITION_LABELS, PAIRS
 from parabit.papers.elgohary.tables import table4
 from parabit.papers.elgohary.tuning import jbi_text, tuning_label
 from parabit.papers.plan import Section
@@ -33,7 +33,8 @@ def setup_text(plan: ElgoharyData) -> str:
     return (f"AVG (300-d, random init) trained {plan.config.epochs} epochs"
             + (f" on a seeded sample of each condition's pairs ({sizes})" if sizes else "")
             + ", all made from the same shipped en-es bitext (Tatoeba + the 20k-line Europarl sample; the paper: "
-            "1.9M Europarl sentence pairs, 3M phrase pairs, 3M PPDB XL pairs). Bilingual phrases: eflomal "
+            f"{PAIRS['BiSent']} Europarl sentence pairs, {PAIRS['BiPh']} phrase pairs, {PAIRS['MonoPh']} PPDB XL "
+            "pairs). Bilingual phrases: eflomal "
             f"alignments and Moses-style extraction, no pair pruned (`parabit phrases`, `{plan.config.phrases_config}`"
             "); monolingual phrases: PPDB 1.0 XXXL lexical synonyms (the shipped subset) and pivot paraphrases "
             f"from the same phrase table, two stand-ins for the paper's PPDB XL. Every cell: {common}. "

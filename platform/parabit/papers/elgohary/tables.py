@@ -10,8 +10,8 @@ from parabit.papers.elgohary.config import MONO
 from parabit.papers.elgohary.data import ElgoharyData
 from parabit.papers.elgohary.groups import size_group
 from parabit.papers.elgohary.metrics import SICK, UNTRAINED
-from parabit.papers.elgohary.paper import (CONDITION_LABELS, OBJECTIVE_LABELS, PAPER_TABLE4_COLUMN, ROWS, TABLE4,
-                                           TABLE5, TABLE6, TABLE6_SIZES, paper_value)
+from parabit.papers.elgohary.paper import (CONDITION_LABELS, OBJECTIVE_LABELS, PAIRS, PAPER_TABLE4_COLUMN, ROWS,
+                                           TABLE4, TABLE5, TABLE6, TABLE6_SIZES, paper_value)
 from parabit.papers.metrics import Metric
 from parabit.papers.tables import BELOW_START, Entry, PaperTable, Row
 
@@ -68,7 +68,8 @@ def paper_tables(plan: ElgoharyData) -> list[PaperTable]:
             note="Seeded samples of the unpruned phrase table "
                  f"({plan.available.get('bilingual_phrases', 0):,} pairs) at the paper's sizes "
                  + "/".join(TABLE6_SIZES) + " (a size beyond the table is the whole table), and as many phrase "
-                 "pairs as there are sentence pairs (the paper's equal-size comparison, at 1.9M there). The "
+                 "pairs as there are sentence pairs (the paper's equal-size comparison, at "
+                 f"{PAIRS['BiSent']} there). The "
                  f"sizes above the main comparison's train with the first seed only. {BELOW_START}: below the "
                  "cells' own untrained start."))
     return tables

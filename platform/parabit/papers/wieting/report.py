@@ -16,6 +16,7 @@ from parabit.papers.tables import Entry, PaperTable, Row
 from parabit.papers.wieting import analyses
 from parabit.papers.wieting.data import PreparedData
 from parabit.papers.wieting.groups import group_label, range_key
+from parabit.papers.wieting import paper
 from parabit.papers.wieting.settings import WietingSettings
 from parabit.papers.wieting.thresholds import Tuned
 
@@ -64,21 +65,23 @@ def tables(settings: WietingSettings, prepared: PreparedData) -> list[PaperTable
 def scale(settings: WietingSettings, quick: bool, sizes: dict[str, int]) -> str:
     if quick:
         return f"quick: {settings.quick_pairs} Tatoeba pairs, 1 epoch"
+    epochs = load_run_config(project_path(settings.train)).optim.epochs
     return (f"{sizes.get('main', settings.sample_size):,} pairs per comparison (lengths "
-            f"{sizes.get('length', 0):,}, engines {sizes.get('engines', 0):,}), AVG 20 epochs, GRAN "
+            f"{sizes.get('length', 0):,}, engines {sizes.get('engines', 0):,}), AVG {epochs} epochs, GRAN "
             f"{settings.gran_epochs}")
 
 
 def setup(settings: WietingSettings, quick: bool, sizes: dict[str, int]) -> str:
     train = load_run_config(project_path(settings.train))
     return (f"Training (`{settings.train}`): AVG {train.model.dim}-d initialised from GloVe 6B 50d (the paper: "
-            f"PARAGRAM-SL999 300-d, not shipped), J_pa margin {train.objective.margin}, "
+            f"{paper.WORD_VECTORS} {paper.DIM}-d, not shipped), J_pa margin {train.objective.margin}, "
             f"{train.objective.sampling.upper()} in-batch negatives, λ = {train.objective.regularization}, batch "
             f"{train.optim.batch_size}, {train.optim.epochs} epochs (GRAN {settings.gran_epochs}), the best "
             f"epoch on STS 2016 (the paper's dev set); tested on the 20 STS 2012–2015 + SICK tasks that ship (the "
-            "paper's 22 add STS 2013 SMT and SemEval 2015 Twitter, which do not). Data: Apertium es→en "
+            f"paper's {paper.TASKS} add STS 2013 SMT and SemEval 2015 Twitter, which do not). Data: Apertium es→en "
             f"back-translations of all shipped Spanish bitext (`{settings.backtranslate}`: Tatoeba, the "
-            "Europarl sample, newstest 2012/2013; the paper: NMT of CzEng, Europarl and others, 150k pairs per "
+            f"Europarl sample, newstest 2012/2013; the paper: NMT of CzEng, Europarl and others, "
+            f"{paper.PAIRS_PER_SOURCE // 1000}k pairs per "
             "source). Each variant is its own selection under `outputs/reproduction/<name>/wieting/selections/`; "
             f"sizes: filters {sizes.get('main', 0):,}, lengths {sizes.get('length', 0):,}, engines "
             f"{sizes.get('engines', 0):,} pairs. Threshold windows are quantiles of each score, swept with "
