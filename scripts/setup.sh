@@ -125,10 +125,10 @@ UV_INDEXES="$(extra_indexes_holding uv)"
 PIP_EXTRA_INDEX_URL="${UV_INDEXES:- }" .venv/bin/pip install --quiet "uv==$UV_VERSION"
 mapfile -d '' PIP_SOURCES < <(pip_sources)
 if ! .venv/bin/uv pip install --quiet --no-progress --python .venv/bin/python --index-strategy unsafe-best-match \
-        "${PIP_SOURCES[@]}" -c constraints.txt torch==2.13.0 -e ".[test,neural,teacher]"; then
+        "${PIP_SOURCES[@]}" -c constraints.txt torch==2.13.0 -e ".[test,neural,teacher,e5]"; then
     echo "setup: uv could not install the packages; installing them with pip instead (a few minutes)" >&2
     .venv/bin/pip install --quiet --no-compile torch==2.13.0
-    .venv/bin/pip install --quiet --no-compile -c constraints.txt -e ".[test,neural,teacher]"
+    .venv/bin/pip install --quiet --no-compile -c constraints.txt -e ".[test,neural,teacher,e5]"
 fi
 # Bytecode on every core at once. A package's own tests are left out (15% of the code; of the 6,795 modules a job, the
 # tests and the server import, none lacked its bytecode), and so are a few files that ship inside packages but are

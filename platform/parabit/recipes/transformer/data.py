@@ -2,11 +2,12 @@
 vector of each pair's English side.
 
 ``prepare_transformer(config)`` writes, under ``outputs/prepared/transformer-<hash>/`` (the hash covers the data
-settings, the checkpoint's tokenizer files, the length cut and the teacher, so another checkpoint never hits the
-cache):
+settings, the checkpoint's tokenizer files, the length cut, the prefix and the teacher, so another checkpoint never
+hits the cache):
 
-* ``pairs.parquet``: ``ids_a``/``len_a``, the English side's word pieces (special tokens included), ``ids_b``/
-  ``len_b`` the other side's, and ``row``, the pair's row of ``teacher.npy``;
+* ``pairs.parquet``: ``ids_a``/``len_a``, the English side's word pieces (special tokens included, after the
+  prefix if there is one), ``ids_b``/``len_b`` the other side's, and ``row``, the pair's row of
+  ``teacher.npy``;
 * ``teacher.npy`` (when an objective reads it): the teacher's unit vector of every distinct English sentence of the
   pairs, computed once by a Ray Data actor pool (:func:`parabit.teacher.inference.encode_with_ray`, the teacher
   loaded once per actor) and cached with the rest;
@@ -25,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from parabit.encoders.transformer import CheckpointTokenizer
+from parabit.encoders.transformer import CheckpointTokenizer, checkpoint_settings
 from parabit.paths import output_root
 from parabit.recipes.bilingual.config import BilingualDataConfig
 from parabit.recipes.bilingual.data import bilingual_pairs, sample_pairs
@@ -73,6 +74,9 @@ def cache_key(config: TransformerConfig, checkpoint: Path) -> str:
     settings = {"format": PREPARED_FORMAT, "data": config.data.model_dump(mode="json"),
                 "max_length": config.model.max_length, "checkpoint": checkpoint_digest(checkpoint),
                 "teacher": teacher_id() if config.teacher_objectives else None}
+    prefix = checkpoint_settings(checkpoint)["prefix"] if config.model.prefix is None else config.model.prefix
+    if prefix:  # only then: the key of data prepared without one stays what it was
+        settings["prefix"] = prefix
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -94,7 +98,7 @@ def _prepare(config: TransformerConfig, checkpoint: Path, directory: Path) -> No
     english = [pairs.text_a[i] for i in chosen]
     other = [pairs.text_b[i] for i in chosen]
 
-    tokenizer = CheckpointTokenizer(checkpoint, config.model.max_length)
+    tokenizer = CheckpointTokenizer(checkpoint, config.model.max_length, config.model.prefix)
     ids_a, len_a = tokenizer(english)
     ids_b, len_b = tokenizer(other)
     distinct = list(dict.fromkeys(english))
