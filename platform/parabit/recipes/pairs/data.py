@@ -54,6 +54,17 @@ class TextPairs:
         return TextPairs(self.text_a + other.text_a, self.text_b + other.text_b, self.langs_b + other.langs_b,
                          dict(Counter(self.rejected) + Counter(other.rejected)))
 
+    def without(self, drop, reason: str) -> "TextPairs":
+        """These pairs less those where ``drop`` (one truth value per pair) holds, counted as rejected for
+        ``reason``."""
+        keep = np.flatnonzero(~np.asarray(drop, dtype=bool))
+        if len(keep) == len(self.text_a):
+            return self
+        rejected = Counter(self.rejected)
+        rejected[reason] += len(self.text_a) - len(keep)
+        return TextPairs([self.text_a[i] for i in keep], [self.text_b[i] for i in keep],
+                         [self.langs_b[i] for i in keep], dict(rejected))
+
 
 # Parquet conditions: (English column, other column, column naming the other side's language; absent → English).
 PARQUET_COLUMNS = {"pairs_parquet": ("text_a", "text_b", "lang_b"), "bilingual_phrases": ("en", "foreign", "lang"),
@@ -115,13 +126,7 @@ def without_heldout(pairs: TextPairs, heldout: HeldoutSets | None) -> TextPairs:
     ``heldout``. For pairs made from files (a pipeline's output, PPDB), whose readers cannot tell."""
     if heldout is None:
         return pairs
-    drop = heldout.mask(pairs.text_a, pairs.text_b, pairs.langs_b)
-    keep = np.flatnonzero(~drop)
-    rejected = Counter(pairs.rejected)
-    if drop.any():
-        rejected[heldout.reason] += int(drop.sum())
-    return TextPairs([pairs.text_a[i] for i in keep], [pairs.text_b[i] for i in keep],
-                     [pairs.langs_b[i] for i in keep], dict(rejected))
+    return pairs.without(heldout.mask(pairs.text_a, pairs.text_b, pairs.langs_b), heldout.reason)
 
 
 def _cache_key(config: DataConfig) -> str:

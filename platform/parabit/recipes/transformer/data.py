@@ -38,7 +38,7 @@ from parabit.training import PreparedData, id_table, write_prepared
 
 log = logging.getLogger(__name__)
 
-PREPARED_FORMAT = 1
+PREPARED_FORMAT = 2  # 2: pairs whose two sides are one text are rejected
 TEACHER_FILE = "teacher"  # teacher.npy
 # The files of a checkpoint that decide its word pieces (what the cache key reads; the weights do not change them).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model",
@@ -56,6 +56,14 @@ def transformer_pairs(config: TransformerDataConfig) -> TextPairs:
         pairs = pairs + load_text_pairs(DataConfig(condition="pairs_parquet", path=list(config.paraphrases),
                                                    heldout=config.heldout))
     return pairs
+
+
+def without_identical_sides(pairs: TextPairs) -> TextPairs:
+    """``pairs`` less those whose two sides are one text (case and outer spaces aside), counted as rejected. Such a
+    pair teaches nothing a translation or paraphrase pair should: the MUSE dictionary's names and numbers
+    ('giffen'|'giffen'), Tatoeba's untranslated lines; a student trained on them learns to copy its input."""
+    return pairs.without([a.strip().casefold() == b.strip().casefold() for a, b in zip(pairs.text_a, pairs.text_b)],
+                         "same text on both sides")
 
 
 def checkpoint_digest(checkpoint: Path) -> str:
@@ -92,7 +100,7 @@ def prepare_transformer(config: TransformerConfig, cache_root: Path | None = Non
 
 def _prepare(config: TransformerConfig, checkpoint: Path, directory: Path) -> None:
     data = config.data
-    pairs = transformer_pairs(data)
+    pairs = without_identical_sides(transformer_pairs(data))
     empty = [not a.strip() or not b.strip() for a, b in zip(pairs.text_a, pairs.text_b)]
     chosen, rejected = sample_pairs(pairs, empty, "empty side", data.max_pairs, data.seed)
     english = [pairs.text_a[i] for i in chosen]
