@@ -27,7 +27,7 @@ class OptimConfig(Config):
 
     ``warmup_steps`` and ``schedule``: the learning rate of each optimiser step is ``lr`` times a factor of the run's
     global step alone (:mod:`parabit.training.schedule`), so a resumed run steps at the rates an uninterrupted one
-    would. ``length_buckets``: batches of pairs of similar length (:func:`~parabit.training.batches.epoch_order`).
+    would. ``length_buckets``: batches of pairs of similar length (:func:`~parabit.training.batches.length_bucketed`).
     The transformer fine-tuning recipe of sentence-transformers is ``name: adamw``, ``lr: 2e-5``, ``weight_decay:
     0.01``, ``warmup_steps`` about a tenth of the run's steps, ``schedule: linear``, ``length_buckets: true``.
 

@@ -9,7 +9,8 @@ without autograd, :class:`~parabit.training.step.RowStep`). After each epoch ran
 (:meth:`Recipe.validate`), keeps the selected epoch's exported embedder, logs to MLflow and writes a checkpoint
 (every ``checkpoint_every`` epochs and after the last). With ``optim.pairs_per_epoch`` an epoch is the next
 slice of a seeded stream over the shard, so the dev score is read every that many pairs; with
-``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`).
+``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`). A learning-rate schedule
+(:mod:`parabit.training.schedule`) sets each step's rate from the global step alone.
 
 A step leaves its values on the device: the loss and its parts are summed there, the guard's checks queue there, and
 the host reads them only every ``CHECK_EVERY_STEPS`` steps, at a progress line and at the end of the epoch (on a GPU
@@ -39,6 +40,7 @@ from parabit.training.config import ScalingSettings
 from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard, RowGuard
 from parabit.training.optimizers import build_optimizers
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
+from parabit.training.schedule import LrSchedule
 from parabit.training.step import EpochTotals, build_step, grouped, steps_of
 
 log = logging.getLogger(__name__)
@@ -120,6 +122,7 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         optimiser_step.warm_up(next(batches_in_order(shards["train"], torch.arange(2, device=device), 2)))
     epoch_pairs = optim.pairs_per_epoch or len(shards["train"]["len_a"])
     steps = steps_of(steps_per_epoch(epoch_pairs, optim.batch_size), optim.accumulation_steps)
+    schedule = LrSchedule.of(optim, steps)
     nodes = _worker_nodes(world)
     tracker = _tracker(loop_config, config, rank)
     if tracker is not None:
@@ -140,8 +143,11 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         started = last_status = time.perf_counter()
         totals, checked = EpochTotals(), 0
         batches = epoch_batches(shards["train"], optim.batch_size, generator, seed=config.seed, epoch=epoch,
-                                rank=rank, pairs_per_epoch=optim.pairs_per_epoch)
+                                rank=rank, pairs_per_epoch=optim.pairs_per_epoch,
+                                length_buckets=optim.length_buckets)
         for step, group in enumerate(grouped(batches, optim.accumulation_steps), 1):
+            if schedule is not None:
+                schedule.apply(optimizers, epoch * steps + step - 1)
             optimiser_step(group, Step(generator, shards, epoch + 1, step), totals)
             if step % CHECK_EVERY_STEPS == 0:  # every worker reads at the same steps (a collective with several)
                 if _diverged(guard, epoch, checked, loop_config, config.name, rank):
@@ -162,6 +168,8 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
                    "pairs_seen": pairs_seen,
                    "workers": world,
                    "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
+        if schedule is not None:  # the rate of the epoch's last step
+            metrics["lr"] = schedule.rate(epoch * steps + max(steps - 1, 0))
         if rank != 0:
             ray.train.report(metrics)
             continue
