@@ -199,7 +199,8 @@ class TrainingConfig(Config):
     """What every training run has. ``name`` identifies it: re-running with the same name resumes from its last
     checkpoint (and continues its MLflow run). ``recipe`` names the recipe that trains it (``parabit.recipes``).
 
-    ``selection``: which epoch's model is evaluated and exported: ``last``, or ``best`` (highest ``dev_score``).
+    ``selection``: which epoch's model is evaluated and exported: ``last``, or ``best`` (highest ``dev_score``;
+    with ``selection_includes_start`` the untrained model, epoch 0, is a candidate too).
     ``max_failures``: how often a killed worker is restarted from the last checkpoint. ``storage_path``: where Ray
     Train keeps checkpoints (default ``<outputs>/ray_results``; shared storage on a multi-node cluster).
     ``checkpoint_every``: a checkpoint every that many epochs, and after the last (a word table and its optimiser
@@ -229,6 +230,10 @@ class TrainingConfig(Config):
     selection: Literal["last", "best"] = "last"
     """Which epoch's model is evaluated and exported: `last`, or `best` (highest `dev_score`; with a recipe that
     reports no dev score, the last)."""
+    selection_includes_start: bool = False
+    """With `selection: best`, the untrained model (epoch 0, scored before training) is a candidate too: a run that
+    no epoch improves strictly exports the model it started from. Off: the best trained epoch, even one worse than
+    the start (how the recorded reproduction cells were selected)."""
     max_failures: int = Field(2, ge=-1)
     """How often Ray Train restarts killed workers from the last checkpoint before the run fails; `-1`: without limit,
     `0`: never (a run `in_process` is never restarted)."""
@@ -252,6 +257,13 @@ class TrainingConfig(Config):
             elif isinstance(given, dict):
                 data[section] = {**defaults, **given}
         return data
+
+    @model_validator(mode="after")
+    def _start_is_a_best_candidate(self):
+        if self.selection_includes_start and self.selection != "best":
+            raise ValueError("selection_includes_start makes the untrained model a candidate of selection: best; "
+                             f"set selection to 'best' (it is {self.selection!r})")
+        return self
 
     @field_validator("name")
     @classmethod

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from parabit.training.checkpointing import report_with_checkpoint, restore, trai
 from parabit.training.config import ScalingSettings
 from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard, RowGuard
 from parabit.training.optimizers import build_optimizers
+from parabit.training.prepared import PreparedData
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
 from parabit.training.schedule import LrSchedule
 from parabit.training.step import EpochTotals, build_step, grouped, steps_of
@@ -115,6 +117,9 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         recipe.refit(module, prepared)
         if rank == 0:  # the untrained model's dev score: what training is measured against
             initial = recipe.validate(module, prepared)
+            if config.selection_includes_start and _finite(initial.get("dev_score")):
+                # The start is the candidate to beat: an epoch replaces it only with a strictly higher score.
+                selected = _select(recipe, module, prepared, selected_dir, 0, initial["dev_score"])
 
     shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
     optim = config.optim
@@ -177,10 +182,7 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         metrics.update(recipe.validate(module, prepared))
         metrics["dev_seconds"] = time.perf_counter() - dev_started
         if _better(config.selection, metrics, selected):
-            selected = {"epoch": epoch + 1, "dev_score": metrics.get("dev_score")}
-            embedder = recipe.export(module, prepared)
-            if embedder is not None:
-                embedder.save(selected_dir)
+            selected = _select(recipe, module, prepared, selected_dir, epoch + 1, metrics.get("dev_score"))
         metrics["selected_epoch"] = selected["epoch"]
         history.append(metrics)
         if tracker is not None and logged is not None and epoch + 1 not in logged:
@@ -197,8 +199,24 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
                                selected_dir, in_process_run=run_dir if config.scaling.in_process else None)
 
 
+def _select(recipe: Recipe, module: TrainingModule, prepared: PreparedData, selected_dir: Path, epoch: int,
+            dev_score: float | None) -> dict:
+    """Make ``module`` as it is now (after ``epoch`` epochs; 0: untrained) the selected model: its exported embedder
+    into ``selected_dir``, and the ``selected`` entry the checkpoint keeps."""
+    embedder = recipe.export(module, prepared)
+    if embedder is not None:
+        embedder.save(selected_dir)
+    return {"epoch": epoch, "dev_score": dev_score}
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:
-    """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher."""
+    """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher
+    than the selected one's (an earlier epoch's, or the untrained model's, epoch 0, with
+    ``selection_includes_start``)."""
     if selection == "last" or selected is None or "dev_score" not in metrics:
         return True
     return selected.get("dev_score") is None or metrics["dev_score"] > selected["dev_score"]
