@@ -1,5 +1,6 @@
 """A run in the calling process (``scaling.in_process``, Ray Train's local mode): the same training as a Ray Train
-worker's, its checkpoints in the run's folder every few epochs, resumed from them, and a finished run not trained again."""
+worker's, its checkpoints in the run's folder every few epochs, resumed from them, and a finished run not trained again;
+with ``selection_includes_start`` a run that no epoch improves exports the untrained model."""
 
 import json
 from pathlib import Path
@@ -12,6 +13,8 @@ from parabit.recipes.pairs.recipe import PairsRecipe
 from parabit.training import ScalingSettings
 from parabit.training.run import run_directory, run_training
 from parabit.training.checkpointing import COMPLETE_FILE
+
+from ..training_support import untrained_evaluation
 
 EPOCHS = 4
 
@@ -52,6 +55,32 @@ def test_a_longer_rerun_resumes_from_its_last_checkpoint_and_a_finished_one_trai
     assert again.checkpoint_path == resumed.checkpoint_path
 
 
+def test_with_the_start_a_candidate_a_run_no_epoch_improves_exports_its_untrained_model(ray_session, small_config):
+    # A learning rate far below float32's resolution of the weights: training cannot change (so cannot beat) them.
+    recipe = PairsRecipe(_config(small_config, "start-kept", epochs=2, optim__lr=1e-15, selection="best",
+                                 selection_includes_start=True))
+    result = run_training(recipe)
+
+    assert result.selected == {"epoch": 0, **result.record.initial}
+    assert [h["selected_epoch"] for h in result.history] == [0, 0]
+    assert [h["dev_score"] for h in result.history] == [result.record.initial["dev_score"]] * 2  # ties keep epoch 0
+    untrained = untrained_evaluation(recipe).report
+    assert result.report.value("sts2016", "mean", "pearson") == pytest.approx(
+        untrained.value("sts2016", "mean", "pearson"), abs=1e-6)
+
+
+def test_the_start_is_a_candidate_of_best_only():
+    from parabit.config import ConfigError, from_dict
+    from parabit.training import TrainingConfig
+    from parabit.training.loop import _better
+
+    with pytest.raises(ConfigError, match="set selection to 'best'"):
+        from_dict(TrainingConfig, {"name": "x", "recipe": "pairs", "selection_includes_start": True})
+    start = {"epoch": 0, "dev_score": 0.5}  # the untrained model, selected before the first epoch
+    assert not _better("best", {"dev_score": 0.5}, start) and not _better("best", {"dev_score": 0.4}, start)
+    assert _better("best", {"dev_score": 0.51}, start)  # only a strictly better epoch replaces it
+
+
 def test_in_process_is_one_cpu_worker():
     with pytest.raises(ValueError, match="in_process trains one CPU worker"):
         ScalingSettings(num_workers=2, in_process=True)
@@ -59,9 +88,11 @@ def test_in_process_is_one_cpu_worker():
         ScalingSettings(use_gpu=True, in_process=True)
 
 
-def _config(small_config, suffix: str, *, in_process: bool = True, checkpoint_every: int = 1, epochs: int = EPOCHS):
-    config = small_config(optim__epochs=epochs, checkpoint_every=checkpoint_every, optim__lr=0.05,
-                          scaling=ScalingSettings(num_workers=1, cpus_per_worker=1.0, in_process=in_process))
+def _config(small_config, suffix: str, *, in_process: bool = True, checkpoint_every: int = 1, epochs: int = EPOCHS,
+            **changes):
+    config = small_config(**{"optim__epochs": epochs, "checkpoint_every": checkpoint_every, "optim__lr": 0.05,
+                             "scaling": ScalingSettings(num_workers=1, cpus_per_worker=1.0, in_process=in_process),
+                             **changes})
     config.name += f"-{suffix}"
     return config
 

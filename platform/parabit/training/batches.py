@@ -17,6 +17,7 @@ import torch
 from parabit.training.prepared import arrow_to_tensors
 
 LENGTH_COLUMNS = ("len_a", "len_b")
+BUCKET_BATCHES = 50  # batches per chunk that optim.length_buckets sorts by length
 
 
 def load_shard(name: str, device: torch.device, batch_size: int = 65_536) -> dict[str, torch.Tensor]:
@@ -55,13 +56,42 @@ def shuffled_batches(data: dict[str, torch.Tensor], batch_size: int,
 
 
 def epoch_batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator, *, seed: int,
-                  epoch: int, rank: int, pairs_per_epoch: int | None = None) -> Iterator[dict[str, torch.Tensor]]:
-    """The batches of (0-based) ``epoch``: :func:`shuffled_batches` of the whole shard, or with ``pairs_per_epoch``
-    the epoch's slice of :func:`stream_order` (``generator`` then only draws the steps' own randomness)."""
+                  epoch: int, rank: int, pairs_per_epoch: int | None = None,
+                  length_buckets: bool = False) -> Iterator[dict[str, torch.Tensor]]:
+    """The batches of (0-based) ``epoch``: those of :func:`shuffled_batches` of the whole shard, or with
+    ``pairs_per_epoch`` the epoch's slice of :func:`stream_order` (``generator`` then draws no order); with
+    ``length_buckets`` that order regrouped by :func:`length_bucketed` (which draws from ``generator``)."""
     if pairs_per_epoch is None:
-        return shuffled_batches(data, batch_size, generator)
-    order = stream_order(len(data["len_a"]), epoch * pairs_per_epoch, pairs_per_epoch, seed, rank, generator.device)
+        order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)  # as shuffled_batches
+    else:
+        order = stream_order(len(data["len_a"]), epoch * pairs_per_epoch, pairs_per_epoch, seed, rank,
+                             generator.device)
+    if length_buckets:
+        order = length_bucketed(data, order, batch_size, generator)
     return batches_in_order(data, order, batch_size)
+
+
+def length_bucketed(data: dict[str, torch.Tensor], order: torch.Tensor, batch_size: int,
+                    generator: torch.Generator) -> torch.Tensor:
+    """``order`` regrouped into batches of pairs of similar length: cut into chunks of :data:`BUCKET_BATCHES`
+    batches, each chunk sorted by its pairs' longer side and cut into batches, the chunk's whole batches shuffled
+    with ``generator`` (so the order stays seeded); the last chunk's part batch stays at the end, where
+    :func:`batches_in_order` expects it.
+
+    Why: a batch is trimmed to its longest sentence, and a transformer's cost grows with that width, so batches of
+    similar lengths waste less on padding. Why chunks: sorting the whole epoch would make each batch's in-batch
+    negatives the pairs of one narrow length band, in an order fixed by length; within a chunk the band spans the
+    chunk's lengths and the batch order stays random."""
+    lengths = torch.stack([data[column][order] for column in LENGTH_COLUMNS if column in data]).amax(dim=0)
+    chunk = batch_size * BUCKET_BATCHES
+    parts = []
+    for start in range(0, len(order), chunk):
+        by_length = order[start:start + chunk][torch.argsort(lengths[start:start + chunk], stable=True)]
+        whole = len(by_length) // batch_size * batch_size
+        batches = by_length[:whole].view(-1, batch_size)
+        shuffled = batches[torch.randperm(len(batches), generator=generator, device=generator.device)]
+        parts += [shuffled.flatten(), by_length[whole:]]
+    return torch.cat(parts) if parts else order
 
 
 def stream_order(rows: int, start: int, count: int, seed: int, rank: int, device: torch.device) -> torch.Tensor:

@@ -20,9 +20,16 @@ class OptimConfig(Config):
     """Optimiser, learning rate, batch size (pairs per worker) and epochs.
 
     Sparse word tables get the sparse-aware variant of ``name``: ``RowSparseAdam`` (SparseAdam's update with less
-    memory traffic) for ``adam``, Adagrad and SGD as they are. ``amsgrad``: the AMSGrad variant of dense Adam
-    (Chen et al. 2019); only with ``name: adam``. ``clip_norm``: clip the gradient norm of the dense parameters to
-    this value each step (null: no clipping).
+    memory traffic) for ``adam`` and ``adamw``, Adagrad and SGD as they are; ``weight_decay`` reaches the dense
+    parameters only. ``amsgrad``: the AMSGrad variant of dense Adam (Chen et al. 2019); only with ``name: adam`` or
+    ``adamw``. ``clip_norm``: clip the gradient norm of the dense parameters to this value each step (null: no
+    clipping).
+
+    ``warmup_steps`` and ``schedule``: the learning rate of each optimiser step is ``lr`` times a factor of the run's
+    global step alone (:mod:`parabit.training.schedule`), so a resumed run steps at the rates an uninterrupted one
+    would. ``length_buckets``: batches of pairs of similar length (:func:`~parabit.training.batches.length_bucketed`).
+    The transformer fine-tuning recipe of sentence-transformers is ``name: adamw``, ``lr: 2e-5``, ``weight_decay:
+    0.01``, ``warmup_steps`` about a tenth of the run's steps, ``schedule: linear``, ``length_buckets: true``.
 
     ``accumulation_steps``: gradient accumulation, that many batches of ``batch_size`` per optimiser step (their
     gradients averaged, then exchanged once): a step then learns from ``batch_size × accumulation_steps × workers``
@@ -32,18 +39,35 @@ class OptimConfig(Config):
     dev score and a checkpoint: the dev curve against pairs seen.
     """
 
-    name: Literal["adam", "adagrad", "sgd"] = "adam"
-    """The optimiser: Adam, Adagrad or plain SGD. Row-sparse word tables get its sparse-aware variant
-    (`RowSparseAdam` for `adam`), the other parameters the dense one."""
+    name: Literal["adam", "adamw", "adagrad", "sgd"] = "adam"
+    """The optimiser: Adam, AdamW (Adam with decoupled weight decay, Loshchilov & Hutter 2019), Adagrad or plain SGD.
+    Row-sparse word tables get its sparse-aware variant (`RowSparseAdam` for `adam` and `adamw`: its rows get no
+    decoupled weight decay), the other parameters the dense one."""
     lr: PositiveFloat = 0.001
-    """Learning rate of every optimiser of the run (word tables and dense parameters alike); constant, no schedule."""
+    """Learning rate of every optimiser of the run (word tables and dense parameters alike): the peak of the
+    schedule (`warmup_steps`, `schedule`), constant without one."""
+    weight_decay: NonNegativeFloat = 0.0
+    """Weight decay of the dense parameters: decoupled with `adamw` (sentence-transformers uses 0.01), an L2 term in
+    the gradient with `adam`, `adagrad` and `sgd`. Row-sparse word tables get none; with `adagrad` or `sgd` such
+    tables, or a model without dense parameters, refuse it rather than leave it unapplied."""
+    warmup_steps: NonNegativeInt = 0
+    """Optimiser steps over which the learning rate rises linearly from 0 to `lr`, from the run's first step; 0:
+    none."""
+    schedule: Literal["constant", "linear"] = "constant"
+    """The learning rate after the warm-up: `constant` (`lr`), or `linear`: decays from `lr` to 0 at the run's end
+    (`epochs` × optimiser steps per epoch), as Hugging Face's linear schedule with warm-up does. A re-run with more
+    `epochs` decays over the longer run from its resumed step on."""
+    length_buckets: bool = False
+    """Batch pairs of similar length: each epoch's order is cut into chunks of 50 batches, each chunk sorted by
+    length and cut into batches, the chunk's batches shuffled (seeded). Less padding for a model whose cost grows with
+    a batch's longest sentence (a transformer); off: batches of the shuffled order as it is."""
     batch_size: int = Field(100, ge=2, description="at least 2: negatives come from the batch")
     epochs: PositiveInt = 5
     """Epochs to train: passes over each worker's shard, or slices of `pairs_per_epoch` pairs. A re-run of the same
     `name` with more epochs continues from its last checkpoint."""
     amsgrad: bool = False
     """The AMSGrad variant of Adam (Chen et al. 2019) for the dense parameters (not the row-sparse word tables); only
-    with `name: adam`."""
+    with `name: adam` or `adamw`."""
     clip_norm: PositiveFloat | None = None
     """Clip the total gradient norm of the dense parameters to this value each step (row-sparse word tables are not
     clipped); null: no clipping."""
@@ -56,8 +80,9 @@ class OptimConfig(Config):
 
     @model_validator(mode="after")
     def _amsgrad_is_adam(self):
-        if self.amsgrad and self.name != "adam":
-            raise ValueError(f"optim.amsgrad is a variant of Adam: set optim.name to 'adam' (it is {self.name!r})")
+        if self.amsgrad and self.name not in ("adam", "adamw"):
+            raise ValueError(f"optim.amsgrad is a variant of Adam: set optim.name to 'adam' or 'adamw' (it is "
+                             f"{self.name!r})")
         return self
 
 
@@ -174,7 +199,8 @@ class TrainingConfig(Config):
     """What every training run has. ``name`` identifies it: re-running with the same name resumes from its last
     checkpoint (and continues its MLflow run). ``recipe`` names the recipe that trains it (``parabit.recipes``).
 
-    ``selection``: which epoch's model is evaluated and exported: ``last``, or ``best`` (highest ``dev_score``).
+    ``selection``: which epoch's model is evaluated and exported: ``last``, or ``best`` (highest ``dev_score``;
+    with ``selection_includes_start`` the untrained model, epoch 0, is a candidate too).
     ``max_failures``: how often a killed worker is restarted from the last checkpoint. ``storage_path``: where Ray
     Train keeps checkpoints (default ``<outputs>/ray_results``; shared storage on a multi-node cluster).
     ``checkpoint_every``: a checkpoint every that many epochs, and after the last (a word table and its optimiser
@@ -204,6 +230,10 @@ class TrainingConfig(Config):
     selection: Literal["last", "best"] = "last"
     """Which epoch's model is evaluated and exported: `last`, or `best` (highest `dev_score`; with a recipe that
     reports no dev score, the last)."""
+    selection_includes_start: bool = False
+    """With `selection: best`, the untrained model (epoch 0, scored before training) is a candidate too: a run that
+    no epoch improves strictly exports the model it started from. Off: the best trained epoch, even one worse than
+    the start (how the recorded reproduction cells were selected)."""
     max_failures: int = Field(2, ge=-1)
     """How often Ray Train restarts killed workers from the last checkpoint before the run fails; `-1`: without limit,
     `0`: never (a run `in_process` is never restarted)."""
@@ -227,6 +257,13 @@ class TrainingConfig(Config):
             elif isinstance(given, dict):
                 data[section] = {**defaults, **given}
         return data
+
+    @model_validator(mode="after")
+    def _start_is_a_best_candidate(self):
+        if self.selection_includes_start and self.selection != "best":
+            raise ValueError("selection_includes_start makes the untrained model a candidate of selection: best; "
+                             f"set selection to 'best' (it is {self.selection!r})")
+        return self
 
     @field_validator("name")
     @classmethod

@@ -58,7 +58,8 @@ EPOCH_SECONDS = ("epoch_seconds", "dev_seconds")  # what each epoch's training a
 @dataclass(frozen=True)
 class TrainingRecord:
     """What a run's checkpoint says about its training: the per-epoch ``history``, the ``selected`` epoch's entry
-    (the model evaluated and exported) and the ``initial`` dev scores of the untrained model."""
+    (the model evaluated and exported; epoch 0, the untrained model with its ``initial`` scores, when no epoch beat
+    it under ``selection_includes_start``) and the ``initial`` dev scores of the untrained model."""
 
     history: list[dict]
     selected: dict
@@ -68,8 +69,10 @@ class TrainingRecord:
     def of(cls, state: dict) -> "TrainingRecord":
         history = state["history"]
         epoch = (state.get("selected") or {}).get("epoch", history[-1]["epoch"] if history else 0)
-        selected = next((h for h in history if h["epoch"] == epoch), {"epoch": epoch})
-        return cls(history, selected, dict(state.get("initial", {})))
+        initial = dict(state.get("initial", {}))
+        untrained = initial if epoch == 0 else {}  # epoch 0's scores are the untrained model's
+        selected = next((h for h in history if h["epoch"] == epoch), {"epoch": epoch, **untrained})
+        return cls(history, selected, initial)
 
     def for_mlflow(self) -> list[dict]:
         """The history with the untrained model as step 0, as the worker logs it live."""

@@ -9,7 +9,8 @@ without autograd, :class:`~parabit.training.step.RowStep`). After each epoch ran
 (:meth:`Recipe.validate`), keeps the selected epoch's exported embedder, logs to MLflow and writes a checkpoint
 (every ``checkpoint_every`` epochs and after the last). With ``optim.pairs_per_epoch`` an epoch is the next
 slice of a seeded stream over the shard, so the dev score is read every that many pairs; with
-``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`).
+``optim.accumulation_steps`` a step is several batches (:mod:`parabit.training.step`). A learning-rate schedule
+(:mod:`parabit.training.schedule`) sets each step's rate from the global step alone.
 
 A step leaves its values on the device: the loss and its parts are summed there, the guard's checks queue there, and
 the host reads them only every ``CHECK_EVERY_STEPS`` steps, at a progress line and at the end of the epoch (on a GPU
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -38,7 +40,9 @@ from parabit.training.checkpointing import report_with_checkpoint, restore, trai
 from parabit.training.config import ScalingSettings
 from parabit.training.guard import CHECK_EVERY_STEPS, Divergence, DivergenceGuard, RowGuard
 from parabit.training.optimizers import build_optimizers
+from parabit.training.prepared import PreparedData
 from parabit.training.recipe import Recipe, Step, TrainingModule, recipe_at
+from parabit.training.schedule import LrSchedule
 from parabit.training.step import EpochTotals, build_step, grouped, steps_of
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,9 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         recipe.refit(module, prepared)
         if rank == 0:  # the untrained model's dev score: what training is measured against
             initial = recipe.validate(module, prepared)
+            if config.selection_includes_start and _finite(initial.get("dev_score")):
+                # The start is the candidate to beat: an epoch replaces it only with a strictly higher score.
+                selected = _select(recipe, module, prepared, selected_dir, 0, initial["dev_score"])
 
     shards = {name: load_shard(name, device) for name in loop_config["datasets"]}
     optim = config.optim
@@ -120,6 +127,7 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         optimiser_step.warm_up(next(batches_in_order(shards["train"], torch.arange(2, device=device), 2)))
     epoch_pairs = optim.pairs_per_epoch or len(shards["train"]["len_a"])
     steps = steps_of(steps_per_epoch(epoch_pairs, optim.batch_size), optim.accumulation_steps)
+    schedule = LrSchedule.of(optim, steps)
     nodes = _worker_nodes(world)
     tracker = _tracker(loop_config, config, rank)
     if tracker is not None:
@@ -140,8 +148,11 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         started = last_status = time.perf_counter()
         totals, checked = EpochTotals(), 0
         batches = epoch_batches(shards["train"], optim.batch_size, generator, seed=config.seed, epoch=epoch,
-                                rank=rank, pairs_per_epoch=optim.pairs_per_epoch)
+                                rank=rank, pairs_per_epoch=optim.pairs_per_epoch,
+                                length_buckets=optim.length_buckets)
         for step, group in enumerate(grouped(batches, optim.accumulation_steps), 1):
+            if schedule is not None:
+                schedule.apply(optimizers, epoch * steps + step - 1)
             optimiser_step(group, Step(generator, shards, epoch + 1, step), totals)
             if step % CHECK_EVERY_STEPS == 0:  # every worker reads at the same steps (a collective with several)
                 if _diverged(guard, epoch, checked, loop_config, config.name, rank):
@@ -162,6 +173,8 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
                    "pairs_seen": pairs_seen,
                    "workers": world,
                    "distinct_nodes": len(set(nodes)), "resumes": resumes, "startup_seconds": startup_seconds}
+        if schedule is not None:  # the rate of the epoch's last step
+            metrics["lr"] = schedule.rate(epoch * steps + max(steps - 1, 0))
         if rank != 0:
             ray.train.report(metrics)
             continue
@@ -169,10 +182,7 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
         metrics.update(recipe.validate(module, prepared))
         metrics["dev_seconds"] = time.perf_counter() - dev_started
         if _better(config.selection, metrics, selected):
-            selected = {"epoch": epoch + 1, "dev_score": metrics.get("dev_score")}
-            embedder = recipe.export(module, prepared)
-            if embedder is not None:
-                embedder.save(selected_dir)
+            selected = _select(recipe, module, prepared, selected_dir, epoch + 1, metrics.get("dev_score"))
         metrics["selected_epoch"] = selected["epoch"]
         history.append(metrics)
         if tracker is not None and logged is not None and epoch + 1 not in logged:
@@ -189,8 +199,24 @@ def _train(recipe: Recipe, loop_config: dict, selected_dir: Path) -> None:
                                selected_dir, in_process_run=run_dir if config.scaling.in_process else None)
 
 
+def _select(recipe: Recipe, module: TrainingModule, prepared: PreparedData, selected_dir: Path, epoch: int,
+            dev_score: float | None) -> dict:
+    """Make ``module`` as it is now (after ``epoch`` epochs; 0: untrained) the selected model: its exported embedder
+    into ``selected_dir``, and the ``selected`` entry the checkpoint keeps."""
+    embedder = recipe.export(module, prepared)
+    if embedder is not None:
+        embedder.save(selected_dir)
+    return {"epoch": epoch, "dev_score": dev_score}
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _better(selection: str, metrics: dict, selected: dict | None) -> bool:
-    """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher."""
+    """Whether this epoch becomes the selected one: always with ``last``; with ``best`` if its dev score is higher
+    than the selected one's (an earlier epoch's, or the untrained model's, epoch 0, with
+    ``selection_includes_start``)."""
     if selection == "last" or selected is None or "dev_score" not in metrics:
         return True
     return selected.get("dev_score") is None or metrics["dev_score"] > selected["dev_score"]

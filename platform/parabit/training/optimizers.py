@@ -9,8 +9,10 @@ from parabit.training.config import OptimConfig
 from parabit.training.row_kernels import adagrad_rows, sgd_rows
 from parabit.training.row_sparse_adam import RowSparseAdam
 
-DENSE = {"adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}
-SPARSE = {"adam": RowSparseAdam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}
+DENSE = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}
+# A row-sparse table's update has no weight decay (one would touch every row each step): AdamW's tables get the
+# RowSparseAdam of adam, and weight decay with Adagrad's or SGD's sparse update is refused (build_optimizers).
+SPARSE = {"adam": RowSparseAdam, "adamw": RowSparseAdam, "adagrad": torch.optim.Adagrad, "sgd": torch.optim.SGD}
 
 
 def sparse_parameters(module: nn.Module) -> list[nn.Parameter]:
@@ -20,11 +22,16 @@ def sparse_parameters(module: nn.Module) -> list[nn.Parameter]:
 
 
 def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim.Optimizer]:
-    """Sparse-gradient parameters get the sparse-aware variant of ``config.name``; the other trainable ones the
-    dense one (with AMSGrad if ``config.amsgrad``; Adam fused)."""
+    """Sparse-gradient parameters get the sparse-aware variant of ``config.name`` (no weight decay); the other
+    trainable ones the dense one (with ``config.weight_decay``, AMSGrad if ``config.amsgrad``; Adam and AdamW fused).
+    Raises ValueError where ``config.weight_decay`` would reach no parameter it was meant for: with Adagrad's or
+    SGD's sparse tables, or a module without dense parameters."""
     sparse = sparse_parameters(module)
     sparse_ids = {id(p) for p in sparse}
     dense = [p for p in module.parameters() if p.requires_grad and id(p) not in sparse_ids]
+    if config.weight_decay and sparse and (config.name in ("adagrad", "sgd") or not dense):
+        raise ValueError(f"optim.weight_decay reaches no row-sparse word table ({config.name} here), and this model "
+                         "trains such tables: set optim.weight_decay to 0, or scaling.gradient_exchange: dense")
     optimizers: list[torch.optim.Optimizer] = []
     if sparse:
         # Adagrad builds its sparse updates from indices it made itself; saying so explicitly (checks off) also
@@ -33,11 +40,12 @@ def build_optimizers(module: nn.Module, config: OptimConfig) -> list[torch.optim
         optimizers.append(SPARSE[config.name](sparse, lr=config.lr))
     if dense:
         options = {"amsgrad": True} if config.amsgrad else {}
-        if config.name == "adam":
+        if config.name in ("adam", "adamw"):
             # torch's fused Adam is the same update in one pass over each tensor, about 3x faster on CPU than its
             # default per-tensor loop; it matters where a whole word table trains densely (BilDRL's joint cells).
             options["fused"] = True
-        optimizers.append(DENSE[config.name](dense, lr=config.lr, **options))
+        # Always the config's weight decay, so AdamW never falls back to torch's own default of 0.01.
+        optimizers.append(DENSE[config.name](dense, lr=config.lr, weight_decay=config.weight_decay, **options))
     return optimizers
 
 
