@@ -10,7 +10,8 @@ from parabit.recipes import load_run_config
 from parabit.recipes.transformer.config import TRANSFORMER_MODEL, TransformerConfig
 from parabit.recipes.transformer.data import transformer_pairs
 
-CONFIGS = ("jobs/configs/bilingual/transformer.yaml", "jobs/configs/bilingual/transformer_gpu.yaml")
+CONFIGS = ("jobs/configs/bilingual/transformer.yaml", "jobs/configs/bilingual/transformer_gpu.yaml",
+           "jobs/configs/bilingual/transformer_e5.yaml")
 
 
 @pytest.mark.parametrize("path", CONFIGS)
@@ -18,7 +19,19 @@ def test_the_shipped_configs_load(path):
     config = load_run_config(path)
     assert isinstance(config, TransformerConfig) and config.tracking.register_as == TRANSFORMER_MODEL
     assert config.data.heldout == "exclude" and config.teacher_objectives
-    assert config.promotion_dev_set == config.dev == "tatoeba-es-dev"
+    assert config.promotion_dev_set == config.dev
+
+
+@pytest.mark.parametrize("path", CONFIGS[1:])
+def test_the_e5_student_trains_on_sentence_pairs_as_the_literature_does(path):
+    config = load_run_config(path)
+    assert config.model.checkpoint == "packaged:multilingual-e5-small" and config.teacher == "start"
+    assert not config.data.dictionary  # sentence pairs only
+    optim = config.optim
+    assert (optim.name, optim.lr, optim.schedule, optim.length_buckets) == ("adamw", 2e-5, "linear", True)
+    assert 0 < optim.warmup_steps <= 0.15 * optim.epochs * optim.pairs_per_epoch / optim.batch_size
+    assert config.selection == "best" and config.selection_includes_start
+    assert config.dev == "sick-trial+sick-es-trial+sick-en-es-trial"
 
 
 def test_the_gpu_config_runs_a_worker_per_gpu_with_nccl_and_bfloat16():

@@ -201,6 +201,12 @@ class TransformerConfig(TrainingConfig):
     ``parabit.evaluation.dev.DEV_SETS`` (an English-only run: e.g. ``sts2012-train+sick-train-trial``)."""
     selection: Literal["last", "best"] = "best"
     """Which epoch's model is evaluated and exported: ``best`` on ``dev``, or ``last``."""
+    teacher: Literal["all-MiniLM-L6-v2", "start"] = "all-MiniLM-L6-v2"
+    """Whose vectors of the English sides a ``teacher_target`` objective fits: ``all-MiniLM-L6-v2``, the packaged
+    teacher (extra ``parabit[teacher]``; the student must have its 384 dimensions and learns its space), or
+    ``start``, the student's own checkpoint before training (the English side then starts at zero loss and is kept
+    where it is, while the other language is pulled onto it: for a student that already has a sentence space, such as
+    multilingual-e5-small, whose space is not the MiniLM teacher's)."""
 
     @property
     def promotion_dev_set(self) -> str:
@@ -216,7 +222,7 @@ class TransformerConfig(TrainingConfig):
     def _something_to_train(self):
         if not any(term.weight for term in self.objectives):
             raise ValueError("every objective has weight 0: nothing would train")
-        if self.teacher_objectives:
+        if self.teacher_objectives and self.teacher != "start":
             from parabit.teacher.model import require_teacher
 
             require_teacher("objective multilingual_distillation")

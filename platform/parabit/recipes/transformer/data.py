@@ -8,9 +8,10 @@ hits the cache):
 * ``pairs.parquet``: ``ids_a``/``len_a``, the English side's word pieces (special tokens included, after the
   prefix if there is one), ``ids_b``/``len_b`` the other side's, and ``row``, the pair's row of
   ``teacher.npy``;
-* ``teacher.npy`` (when an objective reads it): the teacher's unit vector of every distinct English sentence of the
-  pairs, computed once by a Ray Data actor pool (:func:`parabit.teacher.inference.encode_with_ray`, the teacher
-  loaded once per actor) and cached with the rest;
+* ``teacher.npy`` (when an objective reads it): the teacher's vector of every distinct English sentence of the
+  pairs, computed once and cached with the rest: the packaged teacher's unit vectors by a Ray Data actor pool
+  (:func:`parabit.teacher.inference.encode_with_ray`, the teacher loaded once per actor), or with ``teacher:
+  start`` the untrained student's own vectors of the very word pieces it trains on (:func:`start_vectors`);
 * ``stats.json``: counts, rejected pairs by reason, the checkpoint's digest. No ``vocab.json``: the checkpoint's
   tokenizer is the vocabulary (``stats["vocab_size"]`` its size).
 """
@@ -76,12 +77,51 @@ def checkpoint_digest(checkpoint: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def weights_digest(checkpoint: Path) -> str:
+    """A digest of the weight files of ``checkpoint`` (what the student's own start vectors depend on)."""
+    digest = hashlib.sha256()
+    for path in sorted(checkpoint.glob("*.safetensors")) + sorted(checkpoint.glob("*.bin")):
+        digest.update(path.name.encode())
+        with path.open("rb") as weights:
+            for block in iter(lambda: weights.read(1 << 24), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def start_vectors(config: TransformerConfig, checkpoint: Path, ids: np.ndarray, lengths: np.ndarray,
+                  batch_size: int = 64) -> np.ndarray:
+    """The untrained student's vectors of the word pieces ``ids`` (``lengths`` each), as its forward pass makes them
+    in training (same prefix, pooling and normalisation), so the English term of a ``teacher: start`` run is zero at
+    step 0. Sentences are encoded in order of length, a batch trimmed to its longest."""
+    import torch
+
+    from parabit.encoders.transformer import TransformerEncoder
+    from parabit.output import counting
+
+    encoder = TransformerEncoder.from_checkpoint(checkpoint, sparse=False, **config.model.encoder_options()).eval()
+    vectors = np.zeros((len(lengths), encoder.output_dim), dtype=np.float32)
+    order = np.argsort(lengths, kind="stable")
+    with torch.inference_mode(), counting("teacher: the student's start, English sides", total=len(order),
+                                          unit="sentences") as done:
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = int(lengths[rows].max())
+            batch = torch.from_numpy(np.ascontiguousarray(ids[rows, :width]))
+            vectors[rows] = encoder(batch, torch.from_numpy(lengths[rows])).numpy()
+            done.update(len(rows))
+    return vectors
+
+
 def cache_key(config: TransformerConfig, checkpoint: Path) -> str:
     from parabit.teacher.model import teacher_id
 
+    teacher = None
+    if config.teacher_objectives:
+        teacher = teacher_id() if config.teacher != "start" else {
+            "start": weights_digest(checkpoint), **config.model.model_dump(mode="json", exclude={"checkpoint"})}
     settings = {"format": PREPARED_FORMAT, "data": config.data.model_dump(mode="json"),
                 "max_length": config.model.max_length, "checkpoint": checkpoint_digest(checkpoint),
-                "teacher": teacher_id() if config.teacher_objectives else None}
+                "teacher": teacher}
     prefix = checkpoint_settings(checkpoint)["prefix"] if config.model.prefix is None else config.model.prefix
     if prefix:  # only then: the key of data prepared without one stays what it was
         settings["prefix"] = prefix
@@ -112,7 +152,13 @@ def _prepare(config: TransformerConfig, checkpoint: Path, directory: Path) -> No
     distinct = list(dict.fromkeys(english))
     row = {sentence: index for index, sentence in enumerate(distinct)}
     arrays = {}
-    if config.teacher_objectives:
+    if config.teacher_objectives and config.teacher == "start":
+        first: dict[str, int] = {}  # each distinct sentence's first pair: its word pieces (in ``distinct``'s order)
+        for index, sentence in enumerate(english):
+            first.setdefault(sentence, index)
+        rows = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+        arrays[TEACHER_FILE] = start_vectors(config, checkpoint, ids_a[rows], len_a[rows])
+    elif config.teacher_objectives:
         from parabit.teacher.inference import encode_with_ray
 
         log.info("encoding the %s distinct English sentences of the pairs with the teacher", f"{len(distinct):,}")
