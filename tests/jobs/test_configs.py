@@ -18,7 +18,7 @@ CONFIGS = PROJECT_ROOT / "jobs" / "configs"
 NOT_TRAINING = {"phrases_en_es.yaml": "phrases", "phrases_en_es_unpruned.yaml": "phrases",
                 "phrases_europarl_unpruned.yaml": "phrases", "elgohary.yaml": "reproduce-elgohary",
                 "plan.yaml": "quality-plan", "transformer_plan.yaml": "quality-plan",
-                "transformer_english_plan.yaml": "quality-plan", "translate_test.yaml": "translate-test",
+                "transformer_e5_plan.yaml": "quality-plan", "transformer_english_plan.yaml": "quality-plan", "translate_test.yaml": "translate-test",
                 "reproduction.yaml": "reproduce", "mine_europarl.yaml": "mine",
                 "evaluation.yaml": "evaluation"}
 
