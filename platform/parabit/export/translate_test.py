@@ -6,7 +6,8 @@ The English model and the language detector are one model, the static bilingual 
 and tokenizer are the English champion's, unchanged, so it encodes English exactly as the champion does, and it tells a
 sentence's language by its words' language scores (99.99 % of the STS/SICK English sentences and all of the held-out
 Tatoeba sentences of either language, docs/quality.md). Whatever reads Spanish is then Apertium's English, read by the
-English champion.
+English champion. An English-only reader (the transformer baseline ``translate-test-minilm``: all-MiniLM-L6-v2) is
+told the language by py3langid instead (``detector: langid``).
 
 :class:`TranslateTestEmbedder` has the embedder interface (``encode``, ``save``, ``load``), so it is logged, registered
 (``parabit translate-test``, :func:`parabit.tracking.registry.register_translate_test`, as ``parabit-translate-test``),
@@ -19,13 +20,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
 from parabit.config import Config
-from parabit.embedder import SentenceEmbedder
 from parabit.export.pyfunc import TRANSLATE_TEST_FORMAT
 
 READER_DIR = "reader"  # the bilingual model inside a saved translate-test folder
@@ -34,31 +34,45 @@ TRANSLATION_BATCH = 2000  # sentences per call of the engine (one Apertium pipel
 
 
 class TranslateTestEmbedder:
-    """``encode(list[str]) -> np.ndarray``: the sentences read as ``source`` (detected by ``reader``, or given with
-    ``lang``) translated to English by the engine ``engine`` (``parabit.translate``, with ``options``), then every
-    sentence encoded by ``reader`` as English. A sentence the engine fails on is encoded as written. Translations are
-    kept for the embedder's life (an evaluation encodes its sentences several times)."""
+    """``encode(list[str]) -> np.ndarray``: the sentences read as ``source`` (detected, or given with ``lang``)
+    translated to English by the engine ``engine`` (``parabit.translate``, with ``options``), then every sentence
+    encoded by ``reader`` as English. A sentence the engine fails on is encoded as written. Translations are kept for
+    the embedder's life (an evaluation encodes its sentences several times).
 
-    requirements: tuple[str, ...] = ()
+    ``detector``: who tells a sentence's language when none is given: ``reader`` (a bilingual model that reads English
+    and ``source``, e.g. the static bilingual model) or ``langid`` (py3langid's classifier, its model inside the
+    package, restricted to English and ``source``), which lets an English-only reader (all-MiniLM-L6-v2) serve."""
 
-    def __init__(self, reader: SentenceEmbedder, engine: str = "apertium", options: dict | None = None,
-                 source: str = "es"):
-        if source not in reader.langs or "en" not in reader.langs:
+    def __init__(self, reader, engine: str = "apertium", options: dict | None = None, source: str = "es",
+                 detector: Literal["reader", "langid"] = "reader"):
+        if "en" not in reader.langs or (detector == "reader" and source not in reader.langs):
             raise ValueError(f"translate-test reads English and {source!r}: its reader reads {list(reader.langs)} "
-                             "(use the bilingual model, models:/parabit-encoder-bilingual@champion)")
+                             "(use the bilingual model, models:/parabit-encoder-bilingual@champion, or an English "
+                             "model with detector 'langid')")
         self.reader = reader
         self.engine = engine
         self.options = dict(options if options is not None else {"mode": "spa-eng"})
         self.source = source
+        self.detector = detector
         self.langs = ("en", source)
         self.lang = "en"
         self.spec = {"encoder": "translate-test", "engine": engine, "options": self.options, "source": source,
-                     "reader": reader.spec}
+                     "reader": reader.spec, **({"detector": detector} if detector != "reader" else {})}
+        # The distributions the saved model imports beyond every parabit model's (pinned when it is saved).
+        self.requirements = tuple(getattr(reader, "requirements", ())) + (("py3langid",) if detector == "langid" else ())
         self._translations: dict[str, str] = {}
+        self._identifier = None
         self.failed = 0
 
     def detect(self, sentences: Sequence[str]) -> list[str]:
-        return self.reader.detect(sentences)
+        if self.detector == "reader":
+            return self.reader.detect(sentences)
+        if self._identifier is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            self._identifier = LanguageIdentifier.from_pickled_model(MODEL_FILE)
+            self._identifier.set_languages(list(self.langs))
+        return [self._identifier.classify(sentence)[0] for sentence in sentences]
 
     def translate(self, sentences: Sequence[str]) -> list[str]:
         """``sentences`` (in ``source``) in English; a sentence the engine failed on as written."""
@@ -103,7 +117,7 @@ class TranslateTestEmbedder:
         directory = Path(directory)
         self.reader.save(directory / READER_DIR)
         meta = {"format": TRANSLATE_TEST_FORMAT, "engine": self.engine, "options": self.options,
-                "source": self.source}
+                "source": self.source, "detector": self.detector}
         (directory / "embedder.json").write_text(json.dumps(meta, indent=1))
         return directory
 
@@ -113,7 +127,10 @@ class TranslateTestEmbedder:
         meta = json.loads((directory / "embedder.json").read_text())
         if meta.get("format") != TRANSLATE_TEST_FORMAT:
             raise ValueError(f"{directory}: not a translate-test model (format {meta.get('format')!r})")
-        return cls(SentenceEmbedder.load(directory / READER_DIR), meta["engine"], meta["options"], meta["source"])
+        from parabit.export.pyfunc import open_embedder
+
+        return cls(open_embedder(directory / READER_DIR), meta["engine"], meta["options"], meta["source"],
+                   meta.get("detector", "reader"))
 
 
 class TranslateTestConfig(Config):
@@ -137,6 +154,9 @@ class TranslateTestConfig(Config):
     source: str = "es"
     """The language translated (ISO 639-1): sentences detected (or given) in it are translated to English first;
     English ones are encoded as written."""
+    detector: Literal["reader", "langid"] = "reader"
+    """Who tells a sentence's language when none is given: ``reader`` (the bilingual model's word scores) or
+    ``langid`` (py3langid, restricted to English and ``source``), for a reader that reads English only."""
     experiment: str = Field("parabit-bilingual", min_length=1)
     """The MLflow experiment of the run; the default is the bilingual models', whose runs it is compared with."""
     register_as: str = Field(TRANSLATE_TEST_MODEL, min_length=1)

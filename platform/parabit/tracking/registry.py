@@ -259,7 +259,7 @@ def register_translate_test(config: TranslateTestConfig) -> str:
     """Build the translate-test model of ``config``, log it in an MLflow run (the reader pinned to its version),
     register it, and point ``@champion`` at its best version on dev; returns the registered version's URI."""
     reader = load_embedder(check_model_uri(config.reader))  # a reader that is not there: one line, naming it
-    embedder = TranslateTestEmbedder(reader, config.engine, config.options, config.source)
+    embedder = TranslateTestEmbedder(reader, config.engine, config.options, config.source, config.detector)
     tracker = RunTracker(config.experiment, config.name, tags={tags.KIND: "baseline", tags.RUN_NAME: config.name})
     tracker.start()
     with tracker.closing():

@@ -81,11 +81,14 @@ def test_the_registered_model_is_the_checkpoint_s_embedder_and_is_compared_on_ta
     assert str(client.get_model_version_by_alias(TRANSFORMER_MODEL, CHAMPION).version) == version
 
 
-# Slow (minutes): two runs of three epochs, the killed one and the uninterrupted one it must match.
+# Slow (minutes): two runs of three epochs, the killed one and the uninterrupted one it must match. They train as
+# transformer_e5.yaml does (AdamW, warm-up then linear decay, length-bucketed batches, the student's start as its
+# teacher), so the resumed run must also find its place in the schedule and the bucketed stream.
 @pytest.mark.slow
 def test_a_killed_worker_resumes_from_its_checkpoint_and_ends_where_an_uninterrupted_run_does(ray_session, outputs):
-    changes = {"optim": {"epochs": 3, "pairs_per_epoch": 64}, "dev": "sick-trial",
-               "evaluation": {"also": [], "bitext_retrieval": []}}
+    changes = {"optim": {"epochs": 3, "pairs_per_epoch": 64, "name": "adamw", "weight_decay": 0.01, "warmup_steps": 2,
+                         "schedule": "linear", "length_buckets": True},
+               "teacher": "start", "dev": "sick-trial", "evaluation": {"also": [], "bitext_retrieval": []}}
     interrupted, killed = train_with_a_killed_worker(recipe_for(small_config("transformer-killed", outputs,
                                                                              **changes)), after_checkpoints=1)
     assert killed, "the worker was never killed (training finished before a checkpoint was registered)"
@@ -97,6 +100,8 @@ def test_a_killed_worker_resumes_from_its_checkpoint_and_ends_where_an_uninterru
     assert reference.history[-1]["resumes"] == 0
     np.testing.assert_allclose([h["loss"] for h in interrupted.history], [h["loss"] for h in reference.history],
                                rtol=1e-4)
+    assert [h["lr"] for h in interrupted.history] == [h["lr"] for h in reference.history]
+    assert interrupted.history[0]["lr"] > interrupted.history[-1]["lr"] >= 0  # decaying
     resumed = TransformerEmbedder.load(Path(interrupted.checkpoint_path) / EMBEDDER_DIR, device="cpu")
     straight = TransformerEmbedder.load(Path(reference.checkpoint_path) / EMBEDDER_DIR, device="cpu")
     np.testing.assert_allclose(resumed.encode(TEXTS), straight.encode(TEXTS), rtol=0, atol=1e-5)
