@@ -46,9 +46,10 @@ def test_weighted_average_with_a_removed_component_by_hand():
 
 def test_unknown_baseline_is_a_config_error():
     with pytest.raises(ConfigError, match=r"unknown baseline encoder 'glove-max'; choose one of "
-                                          r"\['all-minilm-l6-v2', 'glove-mean', 'glove-sif'\]"):
+                                          r"\['all-minilm-l6-v2', 'glove-mean', 'glove-sif', "
+                                          r"'translate-test-minilm'\]"):
         build_baseline("glove-max")
-    assert set(BASELINES) == {"all-minilm-l6-v2", "glove-mean", "glove-sif"}
+    assert set(BASELINES) == {"all-minilm-l6-v2", "glove-mean", "glove-sif", "translate-test-minilm"}
 
 
 @pytest.mark.slow
