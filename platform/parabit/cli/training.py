@@ -130,7 +130,9 @@ def evaluate(encoder: str, model_uri: str | None, tokenizer: str, keep_case: boo
         description = {"model_uri": check_model_uri(model_uri)}  # a wrong name or alias: one line, exit 2
     else:
         baseline = build_baseline(encoder, Tokenizer(tokenizer, lowercase=not keep_case))
-        description = {"encoder": encoder, "tokenizer": baseline.tokenizer.to_dict(), "spec": baseline.spec}
+        description = {"encoder": encoder, "spec": baseline.spec}
+        if isinstance(getattr(baseline, "tokenizer", None), Tokenizer):  # a transformer brings its own word pieces
+            description["tokenizer"] = baseline.tokenizer.to_dict()
     started = time.perf_counter()
     encode = load_encoder(model_uri) if model_uri else baseline.encode
     report = EvaluationSuite.standard(config)(encode)
