@@ -149,14 +149,14 @@ def _prepare(config: TransformerConfig, checkpoint: Path, directory: Path) -> No
     tokenizer = CheckpointTokenizer(checkpoint, config.model.max_length, config.model.prefix)
     ids_a, len_a = tokenizer(english)
     ids_b, len_b = tokenizer(other)
-    distinct = list(dict.fromkeys(english))
+    first_pair: dict[str, int] = {}  # each distinct English sentence's first pair, in order of first appearance
+    for index, sentence in enumerate(english):
+        first_pair.setdefault(sentence, index)
+    distinct = list(first_pair)
     row = {sentence: index for index, sentence in enumerate(distinct)}
     arrays = {}
     if config.teacher_objectives and config.teacher == "start":
-        first: dict[str, int] = {}  # each distinct sentence's first pair: its word pieces (in ``distinct``'s order)
-        for index, sentence in enumerate(english):
-            first.setdefault(sentence, index)
-        rows = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+        rows = np.fromiter(first_pair.values(), dtype=np.int64, count=len(first_pair))  # their word pieces
         arrays[TEACHER_FILE] = start_vectors(config, checkpoint, ids_a[rows], len_a[rows])
     elif config.teacher_objectives:
         from parabit.teacher.inference import encode_with_ray
