@@ -51,8 +51,12 @@ def trim(batch: dict[str, torch.Tensor], widths: list[int] | None = None) -> dic
 def shuffled_batches(data: dict[str, torch.Tensor], batch_size: int,
                      generator: torch.Generator) -> Iterator[dict[str, torch.Tensor]]:
     """Shuffled batches; a last batch of one row is dropped (in-batch negatives need two)."""
-    order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)
-    return batches_in_order(data, order, batch_size)
+    return batches_in_order(data, shuffled_order(data, generator), batch_size)
+
+
+def shuffled_order(data: dict[str, torch.Tensor], generator: torch.Generator) -> torch.Tensor:
+    """Every row of ``data`` once, in an order drawn from ``generator``."""
+    return torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)
 
 
 def epoch_batches(data: dict[str, torch.Tensor], batch_size: int, generator: torch.Generator, *, seed: int,
@@ -62,7 +66,7 @@ def epoch_batches(data: dict[str, torch.Tensor], batch_size: int, generator: tor
     ``pairs_per_epoch`` the epoch's slice of :func:`stream_order` (``generator`` then draws no order); with
     ``length_buckets`` that order regrouped by :func:`length_bucketed` (which draws from ``generator``)."""
     if pairs_per_epoch is None:
-        order = torch.randperm(len(data["len_a"]), generator=generator, device=generator.device)  # as shuffled_batches
+        order = shuffled_order(data, generator)
     else:
         order = stream_order(len(data["len_a"]), epoch * pairs_per_epoch, pairs_per_epoch, seed, rank,
                              generator.device)
